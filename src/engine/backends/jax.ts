@@ -1,0 +1,433 @@
+// The jax-js backend (wasm in Node and browsers, WebGPU in browsers): the engine's fast path and
+// the only module that imports jax-js. It computes exactly what backends/reference.ts defines,
+// in float32, with every step jitted on fixed padded shapes [capacity, context] so each
+// function compiles once per model shape.
+//
+// jax-js arrays are reference counted and every call consumes its array arguments; this file
+// keeps that bookkeeping in one place: models own `params`, `m`, `v`, `table` and `causal`,
+// and pass `.ref`s (or `tree.ref`) into the jitted functions, which consume them.
+import { init, jit, lax, nn, numpy as np, tree, valueAndGrad, type Device } from "@jax-js/jax";
+import { LN_EPS, MASK_BIAS, type ModelConfig, paramSpecs } from "../config";
+import { type Checkpoint, CHECKPOINT_FORMAT, validateCheckpoint } from "../checkpoint";
+import {
+  adamBias,
+  checkBatch,
+  checkPositions,
+  type Dist,
+  type EngineBackend,
+  type EngineModel,
+  maskTable,
+  type ModelOptions,
+  type StepHyper,
+  type StepStats,
+  type TokenBatch,
+  type TrainBatch,
+} from "../backend";
+
+export type JaxDevice = Extract<Device, "wasm" | "webgpu">;
+
+type Params = np.Array[];
+type Scalars = Record<string, np.Array>;
+
+const initialised = new Map<JaxDevice, Promise<boolean>>();
+
+/** Starts a jax-js device once; resolves false when it is not available here. */
+export function initJaxDevice(device: JaxDevice): Promise<boolean> {
+  let p = initialised.get(device);
+  if (!p) {
+    p = init(device).then((ok) => ok.includes(device));
+    initialised.set(device, p);
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model as jax-js functions. Every parameter is consumed exactly once per forward pass.
+
+function layerNorm(x: np.Array, g: np.Array, b: np.Array): np.Array {
+  const mu = x.ref.mean(-1, { keepdims: true });
+  const xc = x.sub(mu);
+  const variance = np.square(xc.ref).mean(-1, { keepdims: true });
+  return xc.div(np.sqrt(variance.add(LN_EPS))).mul(g).add(b);
+}
+
+const GELU_K = Math.sqrt(2 / Math.PI);
+function geluTanh(x: np.Array): np.Array {
+  const inner = x.ref.add(np.power(x.ref, 3).mul(0.044715)).mul(GELU_K);
+  return x.mul(np.tanh(inner).add(1)).mul(0.5);
+}
+
+/** Logits [B, T, V]; consumes params, tokens [B, T] int32 and causal [T, T] (additive bias). */
+function forward(c: ModelConfig, P: Params, tokens: np.Array, causal: np.Array): np.Array {
+  const B = tokens.shape[0];
+  const T = c.context;
+  const H = c.heads;
+  const hd = c.d / H;
+  let i = 0;
+  const next = () => P[i++];
+  let x = np.take(next(), tokens, 0).add(next()); // tok_emb[tok] + pos_emb
+  for (let l = 0; l < c.layers; l++) {
+    const h = layerNorm(x.ref, next(), next());
+    const qkv = np.matmul(h, next()).add(next());
+    const [q, k, v] = np.split(qkv, 3, -1);
+    const qh = q.reshape([B, T, H, hd]).transpose([0, 2, 1, 3]);
+    const kh = k.reshape([B, T, H, hd]).transpose([0, 2, 3, 1]);
+    const vh = v.reshape([B, T, H, hd]).transpose([0, 2, 1, 3]);
+    const scores = np.matmul(qh, kh).mul(1 / Math.sqrt(hd)).add(l === c.layers - 1 ? causal : causal.ref);
+    const att = np.matmul(nn.softmax(scores, -1), vh).transpose([0, 2, 1, 3]).reshape([B, T, c.d]);
+    x = x.add(np.matmul(att, next()).add(next()));
+    const h2 = layerNorm(x.ref, next(), next());
+    const hidden = geluTanh(np.matmul(h2, next()).add(next()));
+    x = x.add(np.matmul(hidden, next()).add(next()));
+  }
+  x = layerNorm(x, next(), next());
+  return np.matmul(x, next()).add(next());
+}
+
+/** z = logits · mul, with disallowed tokens pushed to MASK_BIAS; allowed is 0/1. */
+function maskedLogSoftmax(logits: np.Array, allowed: np.Array, mul: np.Array): np.Array {
+  return nn.logSoftmax(logits.mul(mul).add(allowed.sub(1).mul(-MASK_BIAS)), -1);
+}
+
+interface TargetInputs {
+  tokens: np.Array; // [B, T] int32, the input sequence
+  targets: np.Array; // [B, T] int32, target[b, t] = token t + 1 (shifted on the host)
+  cls: np.Array; // [B, T] int32, allowed class of the target
+  mul: np.Array; // scalar logitScale / temperature
+}
+
+/** Per-position log-softmax [B, T, V] and target log-prob [B, T]. */
+function targetLogprobs(c: ModelConfig, P: Params, inp: TargetInputs, table: np.Array, causal: np.Array): [np.Array, np.Array] {
+  const logits = forward(c, P, inp.tokens, causal);
+  const allowed = np.take(table, inp.cls, 0);
+  const lp = maskedLogSoftmax(logits, allowed, inp.mul);
+  const logp = lp.ref.mul(nn.oneHot(inp.targets, c.vocab)).sum(-1);
+  return [lp, logp];
+}
+
+interface LossInputs extends TargetInputs {
+  mask: np.Array; // [B, T]
+  adv: np.Array; // [B]
+  old: np.Array; // [B, T]
+  refLogp: np.Array; // [B, T]
+  useOld: np.Array; // scalar 0/1
+  useRef: np.Array; // scalar 0/1
+  epsLow: np.Array;
+  epsHigh: np.Array;
+  klCoef: np.Array;
+}
+
+/** The objective of backend.ts; aux = [nll, entropy, kl, clipFrac, tokens]. */
+function objective(c: ModelConfig, P: Params, inp: LossInputs, table: np.Array, causal: np.Array): [np.Array, np.Array] {
+  const [lp, logp] = targetLogprobs(c, P, inp, table, causal);
+  const B = inp.mask.shape[0];
+  const mask = inp.mask;
+  const tokens = mask.ref.sum();
+  const denom = np.maximum(tokens.ref, 1);
+  const frozen = lax.stopGradient(logp.ref);
+  const useOld = inp.useOld;
+  const old = inp.old.mul(useOld.ref).add(frozen.ref.mul(np.subtract(1, useOld)));
+  const useRef = inp.useRef;
+  const ref = inp.refLogp.mul(useRef.ref).add(frozen.mul(np.subtract(1, useRef)));
+  const ratio = np.exp(logp.ref.sub(old));
+  const A = inp.adv.reshape([B, 1]);
+  const unclipped = ratio.ref.mul(A.ref);
+  const clipped = np.clip(ratio, np.subtract(1, inp.epsLow), np.add(1, inp.epsHigh)).mul(A);
+  const clipHit = np.less(clipped.ref, unclipped.ref).astype(np.float32);
+  const pg = np.minimum(unclipped, clipped).neg();
+  const delta = ref.sub(logp.ref);
+  const kl = np.exp(delta.ref).sub(delta).sub(1);
+  const term = pg.add(kl.ref.mul(inp.klCoef));
+  const mean = (a: np.Array) => a.mul(mask.ref).sum().div(denom.ref);
+  const loss = mean(term);
+  const entropy = lax.stopGradient(np.exp(lp.ref).mul(lp).sum(-1).neg());
+  const aux = np.stack([
+    mean(lax.stopGradient(logp).neg()),
+    mean(entropy),
+    mean(lax.stopGradient(kl)),
+    mean(clipHit),
+    tokens,
+  ]);
+  mask.dispose();
+  denom.dispose();
+  return [loss, aux];
+}
+
+interface Compiled {
+  step: (P: Params, m: Params, v: Params, inp: LossInputs, h: Scalars, table: np.Array, causal: np.Array) => [Params, Params, Params, np.Array];
+  next: (P: Params, tokens: np.Array, prev: np.Array, cls: np.Array, mul: np.Array, table: np.Array, causal: np.Array) => np.Array;
+  logprobs: (P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => np.Array;
+  dispose(): void;
+}
+
+function compile(c: ModelConfig): Compiled {
+  const decay = paramSpecs(c).map((s) => s.decay);
+  const lossAndGrad = valueAndGrad((P: Params, inp: LossInputs, table: np.Array, causal: np.Array) => objective(c, P, inp, table, causal), { hasAux: true });
+
+  const step = jit((P: Params, m: Params, v: Params, inp: LossInputs, h: Scalars, table: np.Array, causal: np.Array) => {
+    const [[loss, aux], grads] = lossAndGrad(tree.ref(P), inp, table, causal) as [[np.Array, np.Array], Params];
+    const sq = grads.map((g) => np.square(g.ref).sum());
+    const norm = np.sqrt(sq.reduce((a, b) => a.add(b)));
+    const scale = np.minimum(1, h.clipNorm.ref.div(norm.ref.add(1e-6)));
+    const newP: Params = [];
+    const newM: Params = [];
+    const newV: Params = [];
+    grads.forEach((g0, i) => {
+      const g = g0.mul(scale.ref);
+      const mi = m[i].mul(h.beta1.ref).add(g.ref.mul(np.subtract(1, h.beta1.ref)));
+      const vi = v[i].mul(h.beta2.ref).add(np.square(g).mul(np.subtract(1, h.beta2.ref)));
+      let update = mi.ref.mul(h.bc1.ref).div(np.sqrt(vi.ref.mul(h.bc2.ref)).add(h.eps.ref));
+      if (decay[i]) update = update.add(P[i].ref.mul(h.weightDecay.ref));
+      newP.push(P[i].sub(update.mul(h.lr.ref)));
+      newM.push(mi);
+      newV.push(vi);
+    });
+    scale.dispose();
+    for (const s of Object.values(h)) s.dispose();
+    const stats = np.concatenate([np.stack([loss, norm]), aux]);
+    return [newP, newM, newV, stats];
+  });
+
+  const next = jit((P: Params, tokens: np.Array, prev: np.Array, cls: np.Array, mul: np.Array, table: np.Array, causal: np.Array) => {
+    const logits = forward(c, P, tokens, causal); // [B, T, V]
+    const at = logits.mul(nn.oneHot(prev, c.context).reshape([-1, c.context, 1])).sum(1); // logits at pos − 1
+    return maskedLogSoftmax(at, np.take(table, cls, 0), mul);
+  });
+
+  const logprobs = jit((P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => {
+    const [lp, logp] = targetLogprobs(c, P, inp, table, causal);
+    lp.dispose();
+    return logp;
+  });
+
+  return {
+    step: step as unknown as Compiled["step"],
+    next: next as unknown as Compiled["next"],
+    logprobs: logprobs as unknown as Compiled["logprobs"],
+    dispose() {
+      step.dispose();
+      next.dispose();
+      logprobs.dispose();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Pads rows to capacity and shifts targets so that position t holds token t + 1. */
+function shiftTargets<T extends Int32Array | Float32Array>(src: T, rows: number, cap: number, T: number): T {
+  const out = new (src.constructor as { new (n: number): T })(cap * T);
+  for (let b = 0; b < rows; b++) out.set(src.subarray(b * T + 1, (b + 1) * T), b * T);
+  return out;
+}
+
+function padRows<A extends Int32Array | Float32Array>(src: A, rows: number, cap: number, width: number): A {
+  if (rows === cap) return src;
+  const out = new (src.constructor as { new (n: number): A })(cap * width);
+  out.set(src.subarray(0, rows * width));
+  return out;
+}
+
+export class JaxBackend implements EngineBackend {
+  readonly name: JaxDevice;
+  readonly #compiled = new Map<string, Compiled>();
+
+  private constructor(device: JaxDevice) {
+    this.name = device;
+  }
+
+  /** Starts the device; throws when jax-js cannot run it here. */
+  static async create(device: JaxDevice): Promise<JaxBackend> {
+    if (!(await initJaxDevice(device))) throw new Error(`jax-js could not start the ${device} backend here`);
+    return new JaxBackend(device);
+  }
+
+  /** Jitted functions are shared by all models of one config (jit caches per input shape). */
+  compiled(c: ModelConfig): Compiled {
+    const key = JSON.stringify(c);
+    let fns = this.#compiled.get(key);
+    if (!fns) {
+      fns = compile(c);
+      this.#compiled.set(key, fns);
+    }
+    return fns;
+  }
+
+  createModel(ck: Checkpoint, opts: ModelOptions): EngineModel {
+    return new JaxModel(this, ck, opts);
+  }
+
+  dispose(): void {
+    for (const fns of this.#compiled.values()) fns.dispose();
+    this.#compiled.clear();
+  }
+}
+
+class JaxModel implements EngineModel {
+  readonly backend: JaxDevice;
+  readonly config: ModelConfig;
+  readonly capacity: number;
+  readonly #fns: Compiled;
+  readonly #device: JaxDevice;
+  readonly #classes: number;
+  #table: np.Array;
+  #causal: np.Array;
+  #params: Params = [];
+  #m: Params = [];
+  #v: Params = [];
+  #step = 0;
+  #disposed = false;
+
+  constructor(owner: JaxBackend, ck: Checkpoint, opts: ModelOptions) {
+    validateCheckpoint(ck);
+    if (!Number.isInteger(opts.capacity) || opts.capacity < 1) throw new Error(`capacity must be a positive integer, got ${opts.capacity}`);
+    this.backend = owner.name;
+    this.#device = owner.name;
+    this.config = { ...ck.config };
+    this.capacity = opts.capacity;
+    this.#fns = owner.compiled(this.config);
+    const { classes, table } = maskTable(this.config, opts.masks);
+    this.#classes = classes;
+    this.#table = this.#f32(table, [classes, this.config.vocab]);
+    const T = this.config.context;
+    const causal = new Float32Array(T * T);
+    for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) causal[i * T + j] = MASK_BIAS;
+    this.#causal = this.#f32(causal, [T, T]);
+    this.load(ck);
+  }
+
+  #f32(data: Float32Array, shape: number[]): np.Array {
+    return np.array(data, { dtype: np.float32, device: this.#device, shape });
+  }
+  #i32(data: Int32Array, shape: number[]): np.Array {
+    return np.array(data, { dtype: np.int32, device: this.#device, shape });
+  }
+  #scalar(x: number): np.Array {
+    return np.array(x, { dtype: np.float32, device: this.#device });
+  }
+  #alive(): void {
+    if (this.#disposed) throw new Error("this model was disposed");
+  }
+
+  #targetInputs(b: TokenBatch, dist: Dist | undefined): TargetInputs {
+    const T = this.config.context;
+    const cap = this.capacity;
+    const tokens = padRows(b.tokens, b.rows, cap, T);
+    const cls = b.cls ?? new Int32Array(b.rows * T);
+    return {
+      tokens: this.#i32(tokens, [cap, T]),
+      targets: this.#i32(shiftTargets(b.tokens, b.rows, cap, T), [cap, T]),
+      cls: this.#i32(shiftTargets(cls, b.rows, cap, T), [cap, T]),
+      mul: this.#scalar((dist?.logitScale ?? 1) / (dist?.temperature ?? 1)),
+    };
+  }
+
+  async nextLogprobs(tokens: Int32Array, rows: number, pos: Int32Array, cls: Int32Array | undefined, dist?: Dist): Promise<Float32Array> {
+    this.#alive();
+    const { context: T, vocab: V } = this.config;
+    checkBatch(this, { rows, tokens }, this.#classes, "nextLogprobs");
+    checkPositions(this, rows, pos, cls, this.#classes);
+    const cap = this.capacity;
+    const prev = new Int32Array(cap);
+    for (let b = 0; b < rows; b++) prev[b] = pos[b] - 1;
+    const out = this.#fns.next(
+      tree.ref(this.#params),
+      this.#i32(padRows(tokens, rows, cap, T), [cap, T]),
+      this.#i32(prev, [cap]),
+      this.#i32(padRows(cls ?? new Int32Array(rows), rows, cap, 1), [cap]),
+      this.#scalar((dist?.logitScale ?? 1) / (dist?.temperature ?? 1)),
+      this.#table.ref,
+      this.#causal.ref,
+    );
+    const data = (await out.data()) as Float32Array;
+    return data.slice(0, rows * V);
+  }
+
+  async tokenLogprobs(batch: TokenBatch, dist?: Dist): Promise<Float32Array> {
+    this.#alive();
+    checkBatch(this, batch, this.#classes, "tokenLogprobs");
+    const T = this.config.context;
+    const out = this.#fns.logprobs(tree.ref(this.#params), this.#targetInputs(batch, dist), this.#table.ref, this.#causal.ref);
+    const shifted = (await out.data()) as Float32Array;
+    const result = new Float32Array(batch.rows * T);
+    for (let b = 0; b < batch.rows; b++) result.set(shifted.subarray(b * T, b * T + T - 1), b * T + 1);
+    return result;
+  }
+
+  async trainStep(batch: TrainBatch, h: StepHyper): Promise<StepStats> {
+    this.#alive();
+    checkBatch(this, batch, this.#classes, "trainStep");
+    const T = this.config.context;
+    const cap = this.capacity;
+    const rows = batch.rows;
+    const zeros = new Float32Array(rows * T);
+    const inp: LossInputs = {
+      ...this.#targetInputs(batch, { temperature: h.temperature }),
+      mask: this.#f32(shiftTargets(batch.mask, rows, cap, T), [cap, T]),
+      adv: this.#f32(padRows(batch.advantages ?? new Float32Array(rows).fill(1), rows, cap, 1), [cap]),
+      old: this.#f32(shiftTargets(batch.oldLogp ?? zeros, rows, cap, T), [cap, T]),
+      refLogp: this.#f32(shiftTargets(batch.refLogp ?? zeros, rows, cap, T), [cap, T]),
+      useOld: this.#scalar(batch.oldLogp ? 1 : 0),
+      useRef: this.#scalar(batch.refLogp ? 1 : 0),
+      epsLow: this.#scalar(h.epsLow),
+      epsHigh: this.#scalar(h.epsHigh),
+      klCoef: this.#scalar(h.klCoef),
+    };
+    this.#step += 1;
+    const { bc1, bc2 } = adamBias(h, this.#step);
+    const hs: Scalars = {
+      lr: this.#scalar(h.lr),
+      beta1: this.#scalar(h.beta1),
+      beta2: this.#scalar(h.beta2),
+      eps: this.#scalar(h.eps),
+      weightDecay: this.#scalar(h.weightDecay),
+      clipNorm: this.#scalar(Number.isFinite(h.clipNorm) ? h.clipNorm : 3e38),
+      bc1: this.#scalar(bc1),
+      bc2: this.#scalar(bc2),
+    };
+    const [P, m, v, stats] = this.#fns.step(this.#params, this.#m, this.#v, inp, hs, this.#table.ref, this.#causal.ref);
+    this.#params = P;
+    this.#m = m;
+    this.#v = v;
+    const s = (await stats.data()) as Float32Array;
+    return { loss: s[0], gradNorm: s[1], nll: s[2], entropy: s[3], kl: s[4], clipFrac: s[5], tokens: s[6] };
+  }
+
+  async checkpoint(): Promise<Checkpoint> {
+    this.#alive();
+    const specs = paramSpecs(this.config);
+    const read = (xs: Params) => Promise.all(xs.map(async (a) => ((await a.ref.data()) as Float32Array).slice()));
+    const [params, m, v] = await Promise.all([read(this.#params), read(this.#m), read(this.#v)]);
+    return {
+      format: CHECKPOINT_FORMAT,
+      config: { ...this.config },
+      tensors: specs.map((s, i) => ({ name: s.name, shape: [...s.shape], data: params[i] })),
+      optimizer: { step: this.#step, m, v },
+    };
+  }
+
+  load(ck: Checkpoint): void {
+    this.#alive();
+    validateCheckpoint(ck);
+    if (JSON.stringify(ck.config) !== JSON.stringify(this.config)) throw new Error("checkpoint config differs from this model's config");
+    this.#release();
+    this.#params = ck.tensors.map((t) => this.#f32(t.data, t.shape));
+    const o = ck.optimizer;
+    this.#m = ck.tensors.map((t, i) => this.#f32(o ? o.m[i] : new Float32Array(t.data.length), t.shape));
+    this.#v = ck.tensors.map((t, i) => this.#f32(o ? o.v[i] : new Float32Array(t.data.length), t.shape));
+    this.#step = o?.step ?? 0;
+  }
+
+  #release(): void {
+    for (const a of [...this.#params, ...this.#m, ...this.#v]) a.dispose();
+    this.#params = this.#m = this.#v = [];
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#release();
+    this.#table.dispose();
+    this.#causal.dispose();
+    this.#disposed = true;
+  }
+}
