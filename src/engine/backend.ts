@@ -10,7 +10,8 @@
 //   (class 0 allows every token unless the table says otherwise);
 // * a distribution is softmax(logits · logitScale / temperature) restricted to allowed tokens
 //   (logitScale γ > 1 gives the aligned, sharpened simulator π_ref^γ);
-// * trainStep minimises, over tokens with mask 1 (token-level mean, as DAPO / SCOPE):
+// * trainStep minimises the mask-weighted token-level mean (Σ mask·term / max(Σ mask, 1), as
+//   DAPO / SCOPE; the mask at t = 0 is ignored since token 0 is never predicted) of
 //     −min(r·A, clip(r, 1 − ε_low, 1 + ε_high)·A) + β·(e^(ref − logp) − (ref − logp) − 1)
 //   with r = e^(logp − old); A = 1 and old = logp (r ≡ 1) give maximum likelihood, and without
 //   refLogp the KL term is 0. Then a global-norm clip and an AdamW update.

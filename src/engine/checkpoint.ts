@@ -53,7 +53,10 @@ export function validateCheckpoint(ck: Checkpoint): Checkpoint {
     if (!(t.data instanceof Float32Array) || t.data.length !== size(s.shape)) throw new Error(`checkpoint tensor ${s.name} has ${t.data?.length} values, expected ${size(s.shape)}`);
   });
   const o = ck.optimizer;
-  if (o && (o.m.length !== specs.length || o.v.length !== specs.length)) throw new Error("checkpoint optimizer state does not match its tensors");
+  if (o) {
+    const fits = (xs: Float32Array[]) => Array.isArray(xs) && xs.length === specs.length && xs.every((a, i) => a instanceof Float32Array && a.length === size(specs[i].shape));
+    if (!Number.isInteger(o.step) || o.step < 0 || !fits(o.m) || !fits(o.v)) throw new Error("checkpoint optimizer state does not match its tensors");
+  }
   return ck;
 }
 

@@ -69,7 +69,7 @@ export interface ParamSpec {
  *   x = tok_emb[tok] + pos_emb[t]
  *   x = x + attn(LN1(x)),  attn: qkv = h·w_qkv + b_qkv (q | k | v along the last axis,
  *       head i owns columns i·hd … (i+1)·hd − 1 of each), causal softmax(q kᵀ/√hd) v, ·w_o + b_o
- *   x = x + w2·gelu_tanh(LN2(x)·w1 + b1) + b2
+ *   x = x + gelu_tanh(LN2(x)·w1 + b1)·w2 + b2
  *   logits = LNf(x)·head_w + head_b
  * LN: (x − mean) / sqrt(biased var + 1e-5) · g + b.
  */
