@@ -84,6 +84,8 @@ export interface EngineModel {
   nextLogprobs(tokens: Int32Array, rows: number, pos: Int32Array, cls: Int32Array | undefined, dist?: Dist): Promise<Float32Array>;
   /** Log-prob [rows, T] of every token given the ones before it (0 at t = 0). */
   tokenLogprobs(batch: TokenBatch, dist?: Dist): Promise<Float32Array>;
+  /** The objective and its gradient (spec order), without an update; for checks and tools. */
+  gradients(batch: TrainBatch, hyper: PolicyHyper): Promise<{ stats: Omit<StepStats, "gradNorm">; grads: Float32Array[] }>;
   /** One optimizer step on the objective above; returns stats measured before the update. */
   trainStep(batch: TrainBatch, hyper: StepHyper): Promise<StepStats>;
   /** Parameters (and Adam state) as fresh buffers the caller owns. */

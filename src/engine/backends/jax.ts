@@ -18,6 +18,7 @@ import {
   type EngineModel,
   maskTable,
   type ModelOptions,
+  type PolicyHyper,
   type StepHyper,
   type StepStats,
   type TokenBatch,
@@ -157,6 +158,7 @@ interface Compiled {
   step: (P: Params, m: Params, v: Params, inp: LossInputs, h: Scalars, table: np.Array, causal: np.Array) => [Params, Params, Params, np.Array];
   next: (P: Params, tokens: np.Array, prev: np.Array, cls: np.Array, mul: np.Array, table: np.Array, causal: np.Array) => np.Array;
   logprobs: (P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => np.Array;
+  grads: () => (P: Params, inp: LossInputs, table: np.Array, causal: np.Array) => [np.Array, np.Array, Params];
   dispose(): void;
 }
 
@@ -200,14 +202,26 @@ function compile(c: ModelConfig): Compiled {
     return logp;
   });
 
+  // Compiled on first use only: training never needs it.
+  let grads: ReturnType<typeof jit> | undefined;
+  const gradsFn = () => {
+    grads ??= jit((P: Params, inp: LossInputs, table: np.Array, causal: np.Array) => {
+      const [[loss, aux], g] = lossAndGrad(P, inp, table, causal) as [[np.Array, np.Array], Params];
+      return [loss, aux, g];
+    });
+    return grads as unknown as ReturnType<Compiled["grads"]>;
+  };
+
   return {
     step: step as unknown as Compiled["step"],
+    grads: gradsFn,
     next: next as unknown as Compiled["next"],
     logprobs: logprobs as unknown as Compiled["logprobs"],
     dispose() {
       step.dispose();
       next.dispose();
       logprobs.dispose();
+      grads?.dispose();
     },
   };
 }
@@ -354,14 +368,12 @@ class JaxModel implements EngineModel {
     return result;
   }
 
-  async trainStep(batch: TrainBatch, h: StepHyper): Promise<StepStats> {
-    this.#alive();
-    checkBatch(this, batch, this.#classes, "trainStep");
+  #lossInputs(batch: TrainBatch, h: PolicyHyper): LossInputs {
     const T = this.config.context;
     const cap = this.capacity;
     const rows = batch.rows;
     const zeros = new Float32Array(rows * T);
-    const inp: LossInputs = {
+    return {
       ...this.#targetInputs(batch, { temperature: h.temperature }),
       mask: this.#f32(shiftTargets(batch.mask, rows, cap, T), [cap, T]),
       adv: this.#f32(padRows(batch.advantages ?? new Float32Array(rows).fill(1), rows, cap, 1), [cap]),
@@ -373,6 +385,24 @@ class JaxModel implements EngineModel {
       epsHigh: this.#scalar(h.epsHigh),
       klCoef: this.#scalar(h.klCoef),
     };
+  }
+
+  async gradients(batch: TrainBatch, h: PolicyHyper): Promise<{ stats: Omit<StepStats, "gradNorm">; grads: Float32Array[] }> {
+    this.#alive();
+    checkBatch(this, batch, this.#classes, "gradients");
+    const [loss, aux, grads] = this.#fns.grads()(tree.ref(this.#params), this.#lossInputs(batch, h), this.#table.ref, this.#causal.ref);
+    const [l, a, ...g] = await Promise.all([loss.data(), aux.data(), ...grads.map((x) => x.data())]);
+    const s = a as Float32Array;
+    return {
+      stats: { loss: (l as Float32Array)[0], nll: s[0], entropy: s[1], kl: s[2], clipFrac: s[3], tokens: s[4] },
+      grads: g.map((x: unknown) => (x as Float32Array).slice()),
+    };
+  }
+
+  async trainStep(batch: TrainBatch, h: StepHyper): Promise<StepStats> {
+    this.#alive();
+    checkBatch(this, batch, this.#classes, "trainStep");
+    const inp = this.#lossInputs(batch, h);
     this.#step += 1;
     const { bc1, bc2 } = adamBias(h, this.#step);
     const hs: Scalars = {

@@ -540,6 +540,13 @@ class ReferenceModel implements EngineModel {
     return out;
   }
 
+  async gradients(batch: TrainBatch, hyper: PolicyHyper): Promise<{ stats: ObjectiveStats; grads: Float32Array[] }> {
+    this.#live();
+    checkBatch(this, batch, this.#classes, "gradients");
+    const { stats, grads } = referenceGradients(this.config, this.#params, this.#table, batch, hyper);
+    return { stats, grads: grads.map((g) => Float32Array.from(g)) };
+  }
+
   async trainStep(batch: TrainBatch, hyper: StepHyper): Promise<StepStats> {
     this.#live();
     checkBatch(this, batch, this.#classes, "trainStep");
