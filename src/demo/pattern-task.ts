@@ -95,6 +95,7 @@ function score(tokens: Int32Array, rows: number, T: number, patterns: number[][]
 export interface RunOptions {
   onProgress?: (p: PatternProgress) => void;
   signal?: AbortSignal;
+  tick?: () => Promise<void>; // awaited between steps (a worker yields to its message queue here)
 }
 
 export async function runPatternTask(backend: EngineBackend, cfg: PatternTaskConfig, opts: RunOptions = {}): Promise<PatternResult> {
@@ -127,7 +128,8 @@ export async function runPatternTask(backend: EngineBackend, cfg: PatternTaskCon
     let exact = initialExact;
     const history: PatternProgress[] = [];
     for (let step = 1; step <= cfg.steps; step++) {
-      if (opts.signal?.aborted) throw new DOMException("pattern task cancelled", "AbortError");
+      await opts.tick?.();
+      opts.signal?.throwIfAborted();
       const tokens = prompts(rows, cfg.groupSize, () => rng.int(CUES.length), T);
       await generate(policy, tokens, rows, rng, gen);
       const { rewards } = score(tokens, rows, T, cfg.patterns);

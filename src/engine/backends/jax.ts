@@ -66,7 +66,9 @@ function forward(c: ModelConfig, P: Params, tokens: np.Array, causal: np.Array):
   const hd = c.d / H;
   let i = 0;
   const next = () => P[i++];
-  let x = np.take(next(), tokens, 0).add(next()); // tok_emb[tok] + pos_emb
+  // tok_emb[tok] as a one-hot matmul: the gradient of a gather is a scatter-add, which WebGPU
+  // runs with float atomics in no fixed order (weights differed between identical runs).
+  let x = np.matmul(nn.oneHot(tokens, c.vocab), next()).add(next()); // tok_emb[tok] + pos_emb
   for (let l = 0; l < c.layers; l++) {
     const h = layerNorm(x.ref, next(), next());
     const qkv = np.matmul(h, next()).add(next());

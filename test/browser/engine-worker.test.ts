@@ -1,0 +1,130 @@
+// The engine inside a real module worker in headless Chromium, through Comlink, on WebGPU
+// (SwiftShader in CI) and wasm: agreement with the float64 reference, determinism, GRPO,
+// checkpoints transferred across the worker boundary, and WebGPU vs wasm.
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { spawnEngineWorker, transferCheckpoint, Comlink, type EngineWorkerHandle } from "../../src/service/engine-client";
+import { cloneCheckpoint, initCheckpoint } from "../../src/engine/checkpoint";
+import { DEFAULT_OPTIM, maskTable, type StepHyper, type TrainBatch } from "../../src/engine/backend";
+import { paramSpecs } from "../../src/engine/config";
+import { ReferenceBackend, referenceGradients } from "../../src/engine/backends/reference";
+import { Rng } from "../../src/engine/random";
+import type { PatternProgress } from "../../src/demo/pattern-task";
+import { CONFIGS, MASKS, MLE, POLICY, ROWS, norm, policyBatch, randomCheckpoint, randomMask, randomTokens, toParams } from "../engine/fixtures";
+
+const BACKENDS = ["webgpu", "wasm"] as const;
+const opts = { capacity: ROWS + 2, masks: MASKS };
+const reference = new ReferenceBackend();
+const config = CONFIGS[0][1];
+
+function maxAbsDiffAllowed(a: Float32Array, b: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) if (b[i] > -1e6) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+const workers = new Map<string, EngineWorkerHandle>();
+beforeAll(async () => {
+  for (const b of BACKENDS) {
+    const w = spawnEngineWorker(`engine ${b}`);
+    workers.set(b, w);
+    const info = await w.api.init(b);
+    console.info(`${b} worker: ${JSON.stringify(info)}`);
+  }
+});
+afterAll(() => workers.forEach((w) => w.terminate()));
+
+describe.each(BACKENDS)("engine in a module worker on %s", (backend) => {
+  const api = () => workers.get(backend)!.api;
+
+  it("runs on the requested backend", async () => {
+    const info = await api().info();
+    expect(info?.name, info?.fallbackReason).toBe(backend);
+  });
+
+  it("forward log-probs equal the float64 reference within 1e-4", async () => {
+    const ck = randomCheckpoint(config, 21);
+    const { tokens, cls } = randomTokens(config, Rng.seed(4));
+    const dist = { temperature: 0.7, logitScale: 1.3 };
+    const id = await api().createModel(ck, opts);
+    const got = await api().tokenLogprobs(id, { rows: ROWS, tokens, cls }, dist);
+    const want = await reference.createModel(ck, opts).tokenLogprobs({ rows: ROWS, tokens, cls }, dist);
+    await api().disposeModel(id);
+    expect(maxAbsDiffAllowed(got, want)).toBeLessThan(1e-4);
+  });
+
+  it.each([
+    ["policy loss", POLICY],
+    ["NLL", MLE],
+  ] as const)("gradients of the %s match the reference (rel. error < 1e-3 per tensor)", async (_, hyper) => {
+    const ck = randomCheckpoint(config, 7);
+    const batch = hyper === POLICY ? await policyBatch(config, ck, 11) : { ...randomTokens(config, Rng.seed(5)), rows: ROWS, mask: randomMask(ROWS * config.context, Rng.seed(6)) };
+    const id = await api().createModel(ck, opts);
+    const { grads } = await api().gradients(id, batch, hyper);
+    await api().disposeModel(id);
+    const want = referenceGradients(config, toParams(ck), maskTable(config, MASKS).table, batch, hyper).grads;
+    paramSpecs(config).forEach((s, k) => {
+      const err = norm(grads[k].map((g, i) => g - want[k][i])) / Math.max(norm(want[k]), 1e-12);
+      expect(err, s.name).toBeLessThan(1e-3);
+    });
+  });
+
+  it("round-trips a checkpoint, transferred rather than copied", async () => {
+    const ck = randomCheckpoint(config, 2);
+    const keep = cloneCheckpoint(ck);
+    const id = await api().createModel(transferCheckpoint(ck), opts);
+    expect(ck.tensors[0].data.byteLength).toBe(0); // the buffer moved to the worker
+    const back = await api().checkpoint(id);
+    await api().disposeModel(id);
+    expect(back.tensors.map((t) => Array.from(t.data))).toEqual(keep.tensors.map((t) => Array.from(t.data)));
+    expect(back.config).toEqual(keep.config);
+  });
+
+  it("same seed ⇒ bit-identical weights; GRPO raises the reward; progress arrives through Comlink.proxy", async () => {
+    const steps = backend === "webgpu" ? 25 : 60; // SwiftShader is a CPU emulation of a GPU: slow
+    const progress: PatternProgress[] = [];
+    const onProgress = Comlink.proxy((p: PatternProgress) => void progress.push(p));
+    const run = (jobId: string) => api().runPatternTask({ seed: 3, steps, evalEvery: 1000 }, { jobId, progressMs: 0 }, onProgress);
+    const a = await run("a");
+    const b = await run("b");
+    const bits = (ck: typeof a.checkpoint) => ck.tensors.map((t) => Array.from(new Uint32Array(t.data.buffer)));
+    expect(bits(b.checkpoint)).toEqual(bits(a.checkpoint));
+    expect(progress.filter((p) => p.step === steps)).toHaveLength(2);
+    const first = progress.slice(0, 5).reduce((s, p) => s + p.reward, 0) / 5;
+    console.info(`${backend}: pattern task ${steps} steps, reward ${first.toFixed(3)} → ${a.reward.toFixed(3)}, ${(a.ms / 1000).toFixed(1)} s`);
+    expect(a.reward).toBeGreaterThan(first + 0.1);
+  });
+
+  it("cancels a running job", async () => {
+    const cancelled = api().runPatternTask({ steps: 100_000 }, { jobId: "long", progressMs: 0 }, Comlink.proxy((p: PatternProgress) => {
+      if (p.step >= 2) void api().cancel("long");
+    }));
+    await expect(cancelled).rejects.toThrow(/cancelled/);
+  });
+});
+
+describe("webgpu and wasm", () => {
+  it("agree on log-probs and after AdamW steps", async () => {
+    const ck = randomCheckpoint(config, 9);
+    const batch: TrainBatch = await policyBatch(config, ck, 2);
+    const h: StepHyper = { ...DEFAULT_OPTIM, ...POLICY, lr: 1e-2, eps: 1e-2 };
+    const results = [];
+    for (const b of BACKENDS) {
+      const api = workers.get(b)!.api;
+      const id = await api.createModel(ck, opts);
+      const lp = await api.tokenLogprobs(id, batch);
+      for (let s = 0; s < 5; s++) await api.trainStep(id, batch, h);
+      results.push({ lp, ck: await api.checkpoint(id) });
+      await api.disposeModel(id);
+    }
+    const [gpu, cpu] = results;
+    expect(maxAbsDiffAllowed(gpu.lp, cpu.lp)).toBeLessThan(1e-4);
+    gpu.ck.tensors.forEach((t, k) => {
+      const diff = t.data.reduce((m, x, i) => Math.max(m, Math.abs(x - cpu.ck.tensors[k].data[i])), 0);
+      expect(diff, t.name).toBeLessThan(1e-4);
+    });
+  });
+
+  it("a fresh checkpoint initialises identically everywhere", () => {
+    expect(initCheckpoint(config, 5)).toEqual(initCheckpoint(config, 5));
+  });
+});
