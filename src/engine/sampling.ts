@@ -7,6 +7,7 @@ import type { Rng } from "./random";
 export interface Draw {
   tokens: Int32Array; // [rows] the sampled token of each row
   logp: Float32Array; // [rows] its log-probability under the (tempered, scaled, masked) distribution
+  entropy: Float32Array; // [rows] entropy of that distribution (nats)
 }
 
 /** Draws token pos[b] of every row b given the tokens before it; does not write it. */
@@ -21,11 +22,22 @@ export async function sampleNext(
 ): Promise<Draw> {
   const V = model.config.vocab;
   const lp = await model.nextLogprobs(tokens, rows, pos, cls, dist);
-  const out: Draw = { tokens: new Int32Array(rows), logp: new Float32Array(rows) };
+  return drawFromLogprobs(lp, rows, V, rng);
+}
+
+/** One categorical draw per row of a [rows, V] log-prob table, with its log-prob and the row's entropy. */
+export function drawFromLogprobs(lp: Float32Array, rows: number, V: number, rng: Rng): Draw {
+  const out: Draw = { tokens: new Int32Array(rows), logp: new Float32Array(rows), entropy: new Float32Array(rows) };
   for (let b = 0; b < rows; b++) {
     const v = rng.categoricalLog(lp, b * V, V);
     out.tokens[b] = v;
     out.logp[b] = lp[b * V + v];
+    let h = 0;
+    for (let i = b * V; i < (b + 1) * V; i++) {
+      const p = Math.exp(lp[i]);
+      if (p > 0) h -= p * lp[i];
+    }
+    out.entropy[b] = h;
   }
   return out;
 }

@@ -1,0 +1,76 @@
+// Neural user simulators: the reference (π_ref, pretrained on the human corpus with the card as
+// prefix), the aligned simulator (logits × γ: π_ref^γ, the closed-form RLHF optimum of DESIGN §1),
+// co-trained simulators and their pool snapshots, and the held-out panel. A frozen simulator
+// caches distributions per dialogue prefix: rollouts revisit the same prefixes all the time.
+import type { Benchmark, Dialogue, Persona } from "../benchmarks/types";
+import type { EngineModel } from "../engine/backend";
+import type { Checkpoint } from "../engine/checkpoint";
+import { paramSpecs } from "../engine/config";
+import type { Rng } from "../engine/random";
+import { nextActLogprobs } from "../experiment/encode";
+import { cardPersonas, drawRows, type UserSimulator } from "./simulator";
+
+export class NeuralSimulator implements UserSimulator {
+  readonly #cache: Map<string, Float64Array> | null;
+
+  /**
+   * @param gamma logit scale at sampling time (1: the reference itself)
+   * @param frozen the model will not change, so distributions may be cached
+   */
+  constructor(
+    readonly name: string,
+    readonly bench: Benchmark,
+    readonly model: EngineModel,
+    readonly gamma: number,
+    frozen: boolean,
+  ) {
+    this.#cache = frozen ? new Map() : null;
+  }
+
+  personas(n: number, rng: Rng): Persona[] {
+    return cardPersonas(this.bench, n, rng);
+  }
+
+  /** p(next user act) under this simulator, at logit scale `gamma` (default: the simulator's own γ). */
+  async distribution(dialogues: Dialogue[], _personas?: Persona[], gamma = this.gamma): Promise<Float64Array> {
+    const V = this.bench.acts.length;
+    const out = new Float64Array(dialogues.length * V);
+    const cache = gamma === this.gamma ? this.#cache : null;
+    const keys = dialogues.map((d) => `${d.card.join(",")}|${d.acts.join(",")}`);
+    const missing: number[] = [];
+    const seen = new Map<string, number>();
+    keys.forEach((k, b) => {
+      const hit = cache?.get(k);
+      if (hit) out.set(hit, b * V);
+      else if (!seen.has(k)) {
+        seen.set(k, missing.length);
+        missing.push(b);
+      }
+    });
+    if (missing.length > 0) {
+      const lp = await nextActLogprobs(this.bench, this.model, missing.map((b) => dialogues[b]), "simulator", { logitScale: gamma });
+      const probs = missing.map((_, j) => Float64Array.from(lp.subarray(j * V, (j + 1) * V), Math.exp));
+      keys.forEach((k, b) => {
+        const j = seen.get(k);
+        if (j !== undefined && !cache?.has(k)) out.set(probs[j], b * V);
+      });
+      if (cache) missing.forEach((b, j) => cache.set(keys[b], probs[j]));
+    }
+    return out;
+  }
+
+  async reply(dialogues: Dialogue[], personas: Persona[], rng: Rng): Promise<Int32Array> {
+    return drawRows(await this.distribution(dialogues, personas), dialogues.length, this.bench.acts.length, rng);
+  }
+}
+
+/** A checkpoint whose output logits are multiplied by γ: sampling it at scale 1 is π_ref^γ. */
+export function bakeGamma(ck: Checkpoint, gamma: number): Checkpoint {
+  const names = new Set(["head.w", "head.b"]);
+  const specs = paramSpecs(ck.config);
+  return {
+    format: ck.format,
+    config: { ...ck.config },
+    tensors: ck.tensors.map((t, i) => ({ name: t.name, shape: [...t.shape], data: names.has(specs[i].name) ? t.data.map((x) => x * gamma) : t.data.slice() })),
+  };
+}

@@ -1,0 +1,96 @@
+// Summaries over seeds: Student-t intervals against published t quantiles (values from
+// scipy.stats.t.ppf, which agree with printed tables) and hand-computed examples.
+import { describe, it, expect } from "vitest";
+import { summarize, pairedDifference } from "../../src/experiment/stats";
+
+// Half-width divided by sd/√n recovers the t quantile the interval used.
+const impliedT = (s: { hi: number; mean: number; sd: number; n: number }) => (s.hi - s.mean) / (s.sd / Math.sqrt(s.n));
+
+describe("summarize", () => {
+  it("uses the Student-t quantile with n − 1 degrees of freedom", () => {
+    const cases: [number[], number][] = [
+      [[0, 1], 12.706205], // t_{0.975,1}
+      [[1, 2, 4], 4.302653], // t_{0.975,2}
+      [[3, 1, 4, 1, 5], 2.776445], // t_{0.975,4}
+      [[2, 7, 1, 8, 2, 8, 1, 8, 2, 8], 2.262157], // t_{0.975,9}
+    ];
+    for (const [xs, t] of cases) expect(impliedT(summarize(xs)), `n = ${xs.length}`).toBeCloseTo(t, 5);
+    expect(impliedT(summarize([1, 2, 4], 0.9))).toBeCloseTo(2.919986, 5); // t_{0.95,2}
+  });
+
+  it("matches a hand-computed example", () => {
+    // xs = 1, 2, 4: mean 7/3, sd = √(42/9 / 2) = √(7/3), half-width 4.302653·√(7/3)/√3.
+    const s = summarize([1, 2, 4]);
+    expect(s.n).toBe(3);
+    expect(s.mean).toBeCloseTo(7 / 3, 12);
+    expect(s.sd).toBeCloseTo(Math.sqrt(7 / 3), 12);
+    expect(s.lo).toBeCloseTo(-1.461249700263426, 6);
+    expect(s.hi).toBeCloseTo(6.1279163669300925, 6);
+    const s90 = summarize([1, 2, 4], 0.9);
+    expect(s90.lo).toBeCloseTo(-0.24185189250352135, 6);
+    expect(s90.hi).toBeCloseTo(4.908518559170188, 6);
+  });
+
+  it("is symmetric around the mean and shift-invariant", () => {
+    const xs = [0.31, 0.42, 0.28, 0.39];
+    const s = summarize(xs);
+    const t = summarize(xs.map((x) => x + 1e6));
+    expect(s.mean - s.lo).toBeCloseTo(s.hi - s.mean, 12);
+    expect(t.sd).toBeCloseTo(s.sd, 6); // two-pass variance keeps precision far from 0
+  });
+
+  it("n = 1 gives a degenerate interval at the mean; n = 0 and bad input throw", () => {
+    expect(summarize([0.7])).toEqual({ mean: 0.7, lo: 0.7, hi: 0.7, sd: 0, n: 1 });
+    expect(() => summarize([])).toThrow(/n = 0/);
+    expect(() => summarize([1, NaN])).toThrow(/value 1/);
+    expect(() => summarize([1, 2], 1)).toThrow(/level/);
+    expect(() => summarize([1, 2], 0)).toThrow(/level/);
+  });
+
+  it("identical values give a zero-width interval", () => {
+    const s = summarize([0.5, 0.5, 0.5]);
+    expect([s.lo, s.hi, s.sd]).toEqual([0.5, 0.5, 0]);
+  });
+});
+
+describe("pairedDifference", () => {
+  const a = [0.61, 0.55, 0.7, 0.58, 0.66];
+  const b = [0.5, 0.52, 0.57, 0.49, 0.6];
+
+  it("summarises a_i − b_i (hand-computed, n = 5, t_{0.975,4} = 2.776445)", () => {
+    const d = pairedDifference(a, b);
+    expect(d.n).toBe(5);
+    expect(d.mean).toBeCloseTo(0.084, 12);
+    expect(d.sd).toBeCloseTo(0.03974921382870356, 12);
+    expect(d.lo).toBeCloseTo(0.03464483223199559, 6);
+    expect(d.hi).toBeCloseTo(0.13335516776800443, 6);
+    expect(d.excludesZero).toBe(true);
+    const r = pairedDifference(b, a);
+    expect(r.mean).toBeCloseTo(-0.084, 12);
+    expect(r.excludesZero).toBe(true);
+  });
+
+  it("pairing removes shared seed variation that an unpaired view would keep", () => {
+    // Seeds differ a lot, condition a is always exactly 0.01 better: paired sd is ~0.
+    const base = [0.1, 0.5, 0.9, 0.3];
+    const d = pairedDifference(base.map((x) => x + 0.01), base);
+    expect(d.sd).toBeLessThan(1e-12);
+    expect(d.excludesZero).toBe(true);
+    expect(summarize(base).hi - summarize(base).lo).toBeGreaterThan(0.5);
+  });
+
+  it("an interval that straddles 0 does not exclude it", () => {
+    const d = pairedDifference([0.5, 0.6, 0.4], [0.55, 0.5, 0.45]);
+    expect(d.lo).toBeLessThan(0);
+    expect(d.hi).toBeGreaterThan(0);
+    expect(d.excludesZero).toBe(false);
+  });
+
+  it("n = 1 never claims a difference; unequal lengths and empty input throw", () => {
+    const d = pairedDifference([0.9], [0.1]);
+    expect(d.lo).toBe(d.hi);
+    expect(d.excludesZero).toBe(false);
+    expect(() => pairedDifference([1, 2, 3], [1, 2])).toThrow(/3 values and b has 2/);
+    expect(() => pairedDifference([], [])).toThrow(/n = 0/);
+  });
+});
