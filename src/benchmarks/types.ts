@@ -17,6 +17,7 @@ export interface ActDef {
 export interface Persona {
   card: number[]; // card tokens, length cardLen
   type: number; // latent type index; simulators never see it
+  member?: number; // which simulator of a population plays this persona (drawn per episode)
 }
 
 /** A dialogue so far: the persona card and the acts in order (agent, user, agent, user, …). */

@@ -42,9 +42,16 @@ export interface GrpoStats extends StepStats {
 export type Rollouts = Omit<TrainBatch, "advantages" | "oldLogp" | "refLogp">;
 
 /** One GRPO update of `policy` on sampled rollouts and their rewards. */
-export async function grpoUpdate(policy: EngineModel, reference: EngineModel | null, rollouts: Rollouts, rewards: ArrayLike<number>, h: GrpoHyper): Promise<GrpoStats> {
+export async function grpoUpdate(
+  policy: EngineModel,
+  reference: EngineModel | null,
+  rollouts: Rollouts,
+  rewards: ArrayLike<number>,
+  h: GrpoHyper,
+  precomputed?: Float32Array, // advantages computed by the caller (e.g. over a subset of each group)
+): Promise<GrpoStats> {
   if (rewards.length !== rollouts.rows) throw new Error(`grpoUpdate: ${rewards.length} rewards for ${rollouts.rows} rollouts`);
-  const advantages = groupAdvantages(rewards, h.groupSize, { scaleByStd: h.scaleByStd, eps: 1e-6 });
+  const advantages = precomputed ?? groupAdvantages(rewards, h.groupSize, { scaleByStd: h.scaleByStd, eps: 1e-6 });
   const dist = { temperature: h.temperature };
   const refLogp = reference && h.klCoef > 0 ? await reference.tokenLogprobs(rollouts, dist) : undefined;
   // With one update per batch the sampling policy is the current one (r ≡ 1, no extra forward).

@@ -1,0 +1,197 @@
+// The six training conditions (DESIGN §3.5). They differ only in the simulators the policy trains
+// against; the policy, its RL (GRPO with a KL to the base policy), its budget and its evaluation
+// are the same code for all. Nothing here sees humans or the held-out panel.
+import type { Benchmark, Persona } from "../benchmarks/types";
+import type { EngineBackend, EngineModel, ModelOptions } from "../engine/backend";
+import { DEFAULT_OPTIM } from "../engine/backend";
+import { cloneCheckpoint, type Checkpoint } from "../engine/checkpoint";
+import { groupAdvantages, grpoUpdate, type GrpoHyper } from "../engine/grpo";
+import type { Rng } from "../engine/random";
+import { bakeGamma, NeuralSimulator } from "../simulators/neural";
+import type { UserSimulator } from "../simulators/simulator";
+import { VerbalizedSampling } from "../simulators/vs";
+import type { ConditionId, ExperimentConfig } from "./config";
+import { encode } from "./encode";
+import type { PretrainedSet } from "./pretrain";
+import type { Played } from "./rollout";
+
+/** What a condition trains against, step by step. */
+export interface TrainingOpponents {
+  /** The simulator for this step's batch (per-episode routing is inside it). */
+  simulatorFor(step: number, rng: Rng): UserSimulator;
+  /** Called after the policy's update with the dialogues of this step (co-training updates here). */
+  afterStep?(step: number, played: Played, rewards: Float64Array): Promise<{ simReward?: number; simKl?: number }>;
+  /** The simulators whose success is reported as "train-simulator success". */
+  evaluationSimulators(): UserSimulator[];
+  dispose(): void;
+}
+
+export interface ConditionContext {
+  backend: EngineBackend;
+  bench: Benchmark;
+  config: ExperimentConfig;
+  pretrained: PretrainedSet;
+  opts: ModelOptions;
+}
+
+function frozen(ctx: ConditionContext, name: string, ck: Checkpoint, gamma: number, owned: EngineModel[]): NeuralSimulator {
+  const model = ctx.backend.createModel(ck, ctx.opts);
+  owned.push(model);
+  return new NeuralSimulator(name, ctx.bench, model, gamma, true);
+}
+
+/** A population drawn per episode: each persona is played by the member it was assigned. */
+class RoutedSimulator implements UserSimulator {
+  readonly name: string;
+  constructor(readonly members: UserSimulator[]) {
+    this.name = `per-episode draw from ${members.length} simulators`;
+  }
+  personas(n: number, rng: Rng): Persona[] {
+    return this.members[0].personas(n, rng).map((p) => ({ ...p, member: rng.int(this.members.length) }));
+  }
+  async distribution(): Promise<Float64Array> {
+    throw new Error("a per-episode population has no single distribution");
+  }
+  async reply(dialogues: Parameters<UserSimulator["reply"]>[0], personas: Persona[], rng: Rng): Promise<Int32Array> {
+    const out = new Int32Array(dialogues.length);
+    for (let m = 0; m < this.members.length; m++) {
+      const rows = personas.flatMap((p, b) => (p.member === m ? [b] : []));
+      if (rows.length === 0) continue;
+      const acts = await this.members[m].reply(rows.map((b) => dialogues[b]), rows.map((b) => personas[b]), rng);
+      rows.forEach((b, j) => (out[b] = acts[j]));
+    }
+    return out;
+  }
+}
+
+/** The co-trained simulator (and its FIFO snapshot pool for `population`). */
+class CoTraining implements TrainingOpponents {
+  readonly #ctx: ConditionContext;
+  readonly #owned: EngineModel[] = [];
+  readonly #sim: NeuralSimulator; // trainable, initialised from the aligned simulator
+  readonly #anchor: EngineModel; // the reference simulator π_ref: the realism anchor
+  readonly #pool: { ck: Checkpoint; sim: NeuralSimulator }[] = [];
+  readonly #withPool: boolean;
+  #current = 0; // this batch's simulator: index into [current, ...pool]; −1: drawn per episode
+
+  constructor(ctx: ConditionContext, withPool: boolean) {
+    this.#ctx = ctx;
+    this.#withPool = withPool;
+    const { config, pretrained } = ctx;
+    const model = ctx.backend.createModel(bakeGamma(pretrained.reference.checkpoint, config.simulator.gamma), ctx.opts);
+    this.#owned.push(model);
+    this.#sim = new NeuralSimulator("co-trained simulator", ctx.bench, model, 1, false);
+    this.#anchor = ctx.backend.createModel(pretrained.reference.checkpoint, ctx.opts);
+    this.#owned.push(this.#anchor);
+  }
+
+  #members(): UserSimulator[] {
+    return [this.#sim, ...this.#pool.map((p) => p.sim)];
+  }
+
+  simulatorFor(_step: number, rng: Rng): UserSimulator {
+    const members = this.#members();
+    const { selection, draw } = this.#ctx.config.population;
+    if (!this.#withPool || selection === "latest" || members.length === 1) {
+      this.#current = 0;
+      return this.#sim;
+    }
+    if (draw === "batch") {
+      this.#current = rng.int(members.length);
+      return members[this.#current];
+    }
+    // per episode: each start state (a group of G rollouts) is played by its own draw
+    this.#current = -1;
+    return new RoutedSimulator(members);
+  }
+
+  async afterStep(step: number, played: Played, rewards: Float64Array) {
+    const { config } = this.#ctx;
+    const G = config.rl.groupSize;
+    const n = played.dialogues.length;
+    // which rows the current (trainable) simulator played
+    const mine = played.personas.map((p) => (this.#current < 0 ? p.member === 0 : this.#current === 0));
+    let out = {};
+    if (mine.some(Boolean)) {
+      const simRewards = Float64Array.from(rewards, (r) => (config.cotrain.reward === "adversarial" ? 1 - r : r));
+      // group-relative advantages among the rows this simulator played in each group
+      const adv = new Float32Array(n);
+      for (let g = 0; g < n; g += G) {
+        const rows = Array.from({ length: G }, (_, i) => g + i).filter((b) => mine[b]);
+        if (rows.length < 2) continue;
+        const a = groupAdvantages(rows.map((b) => simRewards[b]), rows.length);
+        rows.forEach((b, j) => (adv[b] = a[j]));
+      }
+      const batch = encode(this.#ctx.bench, played.dialogues, "simulator");
+      batch.mask = batch.mask.map((m, i) => (mine[Math.floor(i / this.#ctx.bench.context)] ? m : 0));
+      const hyper: GrpoHyper = {
+        ...DEFAULT_OPTIM,
+        lr: config.cotrain.lr,
+        epsLow: config.rl.epsLow,
+        epsHigh: config.rl.epsHigh,
+        klCoef: config.cotrain.klCoef,
+        temperature: 1,
+        groupSize: G,
+        updatesPerBatch: 1,
+        scaleByStd: true,
+      };
+      const s = await grpoUpdate(this.#sim.model, this.#anchor, batch, simRewards, hyper, adv);
+      out = { simReward: s.rewardMean, simKl: s.kl };
+    }
+    if (this.#withPool && step % config.population.snapshotEvery === 0) await this.#snapshot();
+    return out;
+  }
+
+  async #snapshot(): Promise<void> {
+    const { config } = this.#ctx;
+    const ck = cloneCheckpoint(await this.#sim.model.checkpoint(), { withOptimizer: false });
+    const model = this.#ctx.backend.createModel(ck, this.#ctx.opts);
+    this.#pool.push({ ck, sim: new NeuralSimulator(`snapshot ${this.#pool.length + 1}`, this.#ctx.bench, model, 1, true) });
+    while (this.#pool.length > config.population.poolSize) this.#pool.shift()!.sim.model.dispose(); // FIFO
+  }
+
+  /** Pool contents (oldest first), for tests and reports. */
+  poolSize(): number {
+    return this.#pool.length;
+  }
+
+  evaluationSimulators(): UserSimulator[] {
+    return this.#withPool ? this.#members() : [this.#sim];
+  }
+
+  dispose(): void {
+    for (const m of this.#owned) m.dispose();
+    for (const p of this.#pool) p.sim.model.dispose();
+  }
+}
+
+export function createOpponents(id: ConditionId, ctx: ConditionContext): TrainingOpponents | null {
+  const { config, pretrained } = ctx;
+  const gamma = config.simulator.gamma;
+  const owned: EngineModel[] = [];
+  const dispose = () => owned.forEach((m) => m.dispose());
+  switch (id) {
+    case "base":
+      return null;
+    case "single": {
+      const sim = frozen(ctx, "aligned simulator", pretrained.reference.checkpoint, gamma, owned);
+      return { simulatorFor: () => sim, evaluationSimulators: () => [sim], dispose };
+    }
+    case "ensemble": {
+      const sims = pretrained.ensemble.map((r, k) => frozen(ctx, `aligned simulator ${k + 1}`, r.checkpoint, gamma, owned));
+      return { simulatorFor: (step) => sims[step % sims.length], evaluationSimulators: () => sims, dispose };
+    }
+    case "vs": {
+      const base = frozen(ctx, "aligned simulator", pretrained.reference.checkpoint, gamma, owned);
+      const sim = new VerbalizedSampling(ctx.bench, base, config.vs);
+      return { simulatorFor: () => sim, evaluationSimulators: () => [sim], dispose };
+    }
+    case "cotrain":
+      return new CoTraining(ctx, false);
+    case "population":
+      return new CoTraining(ctx, true);
+    default:
+      id satisfies never;
+      throw new Error(`unknown condition ${id as string}`);
+  }
+}

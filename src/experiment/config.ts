@@ -1,0 +1,188 @@
+// ExperimentConfig: plain, versioned JSON validated with zod. Unknown keys and wrong types are
+// errors that name their path (e.g. `rl.steps: expected a number`). Presets are small overrides
+// of DEFAULT_CONFIG; `--set path=value` applies further overrides to any leaf.
+import { z } from "zod";
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+const num = (min: number, max = Number.MAX_VALUE) => z.number().min(min).max(max);
+
+export const CONDITIONS = ["base", "single", "ensemble", "vs", "cotrain", "population"] as const;
+export type ConditionId = (typeof CONDITIONS)[number];
+
+const ModelSize = z.strictObject({
+  d: int(16, 128), // residual width
+  layers: int(1, 2), // transformer blocks
+  heads: int(1, 8), // attention heads
+  mlpRatio: int(1, 8), // MLP width / d
+});
+
+const Pretrain = z.strictObject({
+  steps: int(1), // maximum-likelihood steps on the corpus
+  batch: int(8, 512), // dialogues per step
+  lr: num(0, 1),
+});
+
+const PanelMember = z.strictObject({
+  name: z.string().min(1),
+  gamma: num(1, 1000), // its own alignment strength
+  prior: z.array(num(0)).optional(), // its corpus' type mixture (a different population skew); default: the humans'
+  corpusScale: num(0.05, 4), // corpus size relative to the reference's
+  seedOffset: int(0), // its own pretraining seed
+});
+
+export const ExperimentConfigSchema = z.strictObject({
+  version: z.literal(1),
+  benchmark: z.literal("persuasion"),
+  seeds: int(1, 100), // independent repetitions (pretraining and RL)
+  seedBase: int(0), // seeds are seedBase … seedBase + seeds − 1
+  conditions: z.array(z.enum(CONDITIONS)).min(1),
+  world: z.strictObject({
+    cardInformativeness: num(0, 2), // κ: how much a persona card says about the latent type
+  }),
+  corpus: z.strictObject({
+    dialogues: int(64), // human–behaviour-persuader dialogues the reference simulator and base policy learn from
+  }),
+  simulator: z.strictObject({
+    gamma: num(1, 1000), // alignment strength γ of the aligned simulator: π_ref^γ
+    model: ModelSize,
+    pretrain: Pretrain,
+  }),
+  policy: z.strictObject({
+    model: ModelSize,
+    pretrain: Pretrain,
+  }),
+  rl: z.strictObject({
+    steps: int(0), // GRPO updates of the policy
+    prompts: int(1), // start states (persona cards) per batch
+    groupSize: int(2), // G rollouts per start state
+    lr: num(0, 1),
+    klCoef: num(0), // low-variance KL to the base policy
+    epsLow: num(0, 1),
+    epsHigh: num(0, 10),
+    temperature: num(0.05, 5), // sampling temperature of the policy (training and evaluation)
+    evalEvery: int(1), // learning-curve points every n steps
+  }),
+  ensemble: z.strictObject({
+    k: int(1, 16), // frozen aligned simulators, rotated per batch (SCOPE: 3)
+  }),
+  vs: z.strictObject({
+    k: int(1, 64), // candidates per reply (SCOPE: 5)
+    selection: z.enum(["random", "prob"]),
+    fidelity: num(0, 1), // φ: 1 = the verbalized distribution is π_ref, 0 = the collapsed π_ref^γ
+  }),
+  cotrain: z.strictObject({
+    reward: z.enum(["adversarial", "cooperative"]), // adversarial: 1 − donation/2 (SCOPE persuasion)
+    lr: num(0, 1),
+    klCoef: num(0), // KL to the reference simulator: the realism anchor
+  }),
+  population: z.strictObject({
+    poolSize: int(1, 64), // FIFO snapshots kept (SCOPE: 10)
+    snapshotEvery: int(1), // policy steps between snapshots
+    selection: z.enum(["random", "latest"]),
+    draw: z.enum(["batch", "episode"]), // one simulator per batch, or one per episode
+  }),
+  panel: z.array(PanelMember).min(1), // held-out simulators, never trained against
+  eval: z.strictObject({
+    episodes: int(16), // dialogues per evaluated opponent at the end
+    curveEpisodes: int(8), // dialogues per opponent for learning-curve points
+    diagnosticSamples: int(16), // dialogues per simulator for γ estimates and mode coverage
+  }),
+  parallel: int(1, 16).optional(), // worker threads in the CLI (default: the core count)
+});
+
+export type ExperimentConfig = z.infer<typeof ExperimentConfigSchema>;
+export type PanelMemberConfig = z.infer<typeof PanelMember>;
+
+export const DEFAULT_CONFIG: ExperimentConfig = {
+  version: 1,
+  benchmark: "persuasion",
+  seeds: 3,
+  seedBase: 0,
+  conditions: [...CONDITIONS],
+  world: { cardInformativeness: 1 },
+  corpus: { dialogues: 4096 },
+  simulator: {
+    gamma: 10,
+    model: { d: 32, layers: 2, heads: 4, mlpRatio: 4 },
+    pretrain: { steps: 400, batch: 256, lr: 3e-3 },
+  },
+  policy: {
+    model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },
+    pretrain: { steps: 200, batch: 256, lr: 3e-3 },
+  },
+  rl: { steps: 150, prompts: 16, groupSize: 8, lr: 3e-3, klCoef: 0.01, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 25 },
+  ensemble: { k: 3 },
+  vs: { k: 5, selection: "random", fidelity: 1 },
+  cotrain: { reward: "adversarial", lr: 3e-3, klCoef: 0.1 },
+  population: { poolSize: 10, snapshotEvery: 8, selection: "random", draw: "batch" },
+  panel: [
+    { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
+    { name: "family-b", gamma: 8, prior: [0.3, 0.4, 0.15, 0.15], corpusScale: 1, seedOffset: 102 },
+    { name: "family-c", gamma: 6, prior: [0.3, 0.2, 0.35, 0.15], corpusScale: 0.5, seedOffset: 103 },
+    { name: "family-d", gamma: 3, prior: [0.35, 0.2, 0.15, 0.3], corpusScale: 0.5, seedOffset: 104 },
+    { name: "family-e", gamma: 15, corpusScale: 0.25, seedOffset: 105 },
+  ],
+  eval: { episodes: 512, curveEpisodes: 128, diagnosticSamples: 512 },
+};
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Validates and returns the config; the error lists every problem with its path. */
+export function validateConfig(input: unknown): ExperimentConfig {
+  const r = ExperimentConfigSchema.safeParse(input);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`);
+    throw new ConfigError(`invalid experiment config — ${lines.join("; ")}`);
+  }
+  const c = r.data;
+  for (const m of c.panel) {
+    if (m.prior && m.prior.length !== 4) throw new ConfigError(`panel.${m.name}.prior: expected one weight per latent type (4), got ${m.prior.length}`);
+  }
+  return c;
+}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+/** Deep merge of plain objects; arrays and leaves are replaced. */
+export function merge<T>(base: T, patch: unknown): T {
+  if (patch === undefined) return structuredClone(base);
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch) || typeof base !== "object" || base === null || Array.isArray(base)) {
+    return structuredClone(patch) as T;
+  }
+  const out: Record<string, unknown> = { ...(structuredClone(base) as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(patch as Record<string, unknown>)) out[k] = k in out ? merge(out[k], v) : structuredClone(v);
+  return out as T;
+}
+
+/** Parses `path=value` (value as JSON, else as a string) and sets it; its sections must exist. */
+export function applySet(config: unknown, assignment: string): unknown {
+  const eq = assignment.indexOf("=");
+  if (eq <= 0) throw new ConfigError(`--set ${JSON.stringify(assignment)}: expected path=value`);
+  const path = assignment.slice(0, eq).trim().split(".");
+  const raw = assignment.slice(eq + 1).trim();
+  let value: Json;
+  try {
+    value = JSON.parse(raw) as Json;
+  } catch {
+    value = raw;
+  }
+  const out = structuredClone(config) as Record<string, unknown>;
+  let node: Record<string, unknown> = out;
+  for (let i = 0; i < path.length - 1; i++) {
+    const next = node[path[i]];
+    if (typeof next !== "object" || next === null) throw new ConfigError(`--set ${path.join(".")}: no such setting (${path.slice(0, i + 1).join(".")} is not a section)`);
+    node = next as Record<string, unknown>;
+  }
+  node[path[path.length - 1]] = value; // an unknown leaf is caught by validation, which names it
+
+  return out;
+}
+
+export function seedsOf(c: ExperimentConfig): number[] {
+  return Array.from({ length: c.seeds }, (_, i) => c.seedBase + i);
+}

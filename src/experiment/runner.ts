@@ -1,0 +1,181 @@
+// Runs an experiment: per seed, pretrain the shared models, then train one policy per condition
+// with GRPO against that condition's simulators, and evaluate every policy against its training
+// simulators, the held-out panel and the human population. A (condition, seed) unit is a pure
+// function of config + seed + pretrained checkpoints, so units can run in parallel workers.
+import type { Benchmark } from "../benchmarks/types";
+import type { EngineBackend } from "../engine/backend";
+import { DEFAULT_OPTIM } from "../engine/backend";
+import { grpoUpdate, type GrpoHyper } from "../engine/grpo";
+import { Rng } from "../engine/random";
+import { distinctN } from "../metrics/diversity";
+import { NeuralSimulator } from "../simulators/neural";
+import { Humans, type UserSimulator } from "../simulators/simulator";
+import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
+import { createOpponents } from "./conditions";
+import { encode } from "./encode";
+import { benchmarkFor, modelOptions, type PretrainedSet } from "./pretrain";
+import { groupedPersonas, outcome, play, type Outcome } from "./rollout";
+
+export interface CurvePoint {
+  step: number;
+  train: number; // success vs the training simulator(s)
+  heldout: number; // mean success over the held-out panel
+  human: number;
+  entropy: number; // policy entropy against humans
+  reward: number; // mean training reward of the step
+}
+
+export interface SeedMetrics {
+  seed: number;
+  trainSuccess: number;
+  heldoutSuccess: number;
+  humanSuccess: number;
+  humanReward: number;
+  policyEntropy: number; // mean per-turn entropy (nats) of the policy talking to humans
+  distinct2: number; // distinct-2 over the policy's act sequences with humans
+  heldoutByMember: Record<string, number>;
+  strategyHistogram: Record<string, number>; // share of the policy's acts with humans
+  curve: CurvePoint[];
+  ms: number;
+}
+
+export interface UnitProgress {
+  condition: ConditionId;
+  seed: number;
+  step: number;
+  steps: number;
+  point?: CurvePoint;
+}
+
+/** Success of the policy against a simulator over n dialogues (in chunks of the model capacity). */
+export async function evaluate(bench: Benchmark, policy: Parameters<typeof play>[1], user: UserSimulator, n: number, rng: Rng, temperature: number, capacity: number) {
+  const all: Awaited<ReturnType<typeof play>>[] = [];
+  for (let done = 0; done < n; done += capacity) {
+    all.push(await play(bench, policy, user, user.personas(Math.min(capacity, n - done), rng), rng, temperature));
+  }
+  const merged = {
+    dialogues: all.flatMap((p) => p.dialogues),
+    personas: all.flatMap((p) => p.personas),
+    entropySum: Float64Array.from(all.flatMap((p) => Array.from(p.entropySum))),
+    agentTurns: Int32Array.from(all.flatMap((p) => Array.from(p.agentTurns))),
+  };
+  return { played: merged, outcome: outcome(bench, merged) };
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Trains and evaluates one condition for one seed. */
+export async function runUnit(
+  backend: EngineBackend,
+  config: ExperimentConfig,
+  pretrained: PretrainedSet,
+  condition: ConditionId,
+  onProgress?: (p: UnitProgress) => void,
+  signal?: AbortSignal,
+): Promise<SeedMetrics> {
+  const t0 = performance.now();
+  const bench = benchmarkFor(config);
+  const opts = modelOptions(bench, config);
+  const cap = opts.capacity;
+  const seed = pretrained.seed;
+  const rng = Rng.seed(seed).fork(100 + CONDITIONS.indexOf(condition));
+  const evalRng = Rng.seed(seed).fork(200); // the same evaluation draws for every condition
+  const T = config.rl.temperature;
+  const humans = new Humans(bench);
+  const owned = [] as { dispose(): void }[];
+  const policy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
+  const basePolicy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
+  owned.push(policy, basePolicy);
+  const panel = pretrained.panel.map(({ name, gamma, result }) => {
+    const model = backend.createModel(result.checkpoint, opts);
+    owned.push(model);
+    return new NeuralSimulator(name, bench, model, gamma, true);
+  });
+  const opponents = createOpponents(condition, { backend, bench, config, pretrained, opts });
+  // `base` is reported against the simulator `single` trains on
+  const trainSims = opponents ? () => opponents.evaluationSimulators() : (() => {
+    const model = backend.createModel(pretrained.reference.checkpoint, opts);
+    owned.push(model);
+    const sim = new NeuralSimulator("aligned simulator", bench, model, config.simulator.gamma, true);
+    return () => [sim];
+  })();
+
+  const successAgainst = async (sims: UserSimulator[], n: number, r: Rng) => {
+    const xs: number[] = [];
+    for (const s of sims) xs.push((await evaluate(bench, policy, s, n, r, T, cap)).outcome.success);
+    return mean(xs);
+  };
+
+  const curve: CurvePoint[] = [];
+  const curvePoint = async (step: number, reward: number) => {
+    const r = evalRng.fork(10_000 + step);
+    const human = await evaluate(bench, policy, humans, config.eval.curveEpisodes, r, T, cap);
+    const point: CurvePoint = {
+      step,
+      train: await successAgainst(trainSims(), config.eval.curveEpisodes, r),
+      heldout: await successAgainst(panel, config.eval.curveEpisodes, r),
+      human: human.outcome.success,
+      entropy: human.outcome.entropy,
+      reward,
+    };
+    curve.push(point);
+    return point;
+  };
+
+  try {
+    const steps = opponents ? config.rl.steps : 0;
+    onProgress?.({ condition, seed, step: 0, steps, point: await curvePoint(0, NaN) });
+    const hyper: GrpoHyper = {
+      ...DEFAULT_OPTIM,
+      lr: config.rl.lr,
+      epsLow: config.rl.epsLow,
+      epsHigh: config.rl.epsHigh,
+      klCoef: config.rl.klCoef,
+      temperature: T,
+      groupSize: config.rl.groupSize,
+      updatesPerBatch: 1,
+      scaleByStd: true,
+    };
+    for (let step = 1; step <= steps && opponents; step++) {
+      signal?.throwIfAborted();
+      const sim = opponents.simulatorFor(step, rng);
+      const personas = groupedPersonas(sim, config.rl.prompts, config.rl.groupSize, rng);
+      const played = await play(bench, policy, sim, personas, rng, T);
+      const rewards = Float64Array.from(played.dialogues, (d) => bench.reward(d));
+      const s = await grpoUpdate(policy, basePolicy, encode(bench, played.dialogues, "policy"), rewards, hyper);
+      await opponents.afterStep?.(step, played, rewards);
+      const point = step % config.rl.evalEvery === 0 || step === steps ? await curvePoint(step, s.rewardMean) : undefined;
+      onProgress?.({ condition, seed, step, steps, point });
+      await new Promise<void>((resolve) => setTimeout(resolve, 0)); // let messages (cancel, pause) in
+    }
+
+    // final evaluation, with the same draws for every condition
+    const finalRng = evalRng.fork(1);
+    const human = await evaluate(bench, policy, humans, config.eval.episodes, finalRng, T, cap);
+    const heldoutByMember: Record<string, number> = {};
+    for (const sim of panel) heldoutByMember[sim.name] = (await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)).outcome.success;
+    const trainSuccess = await successAgainst(trainSims(), config.eval.episodes, finalRng);
+    const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => i % 2 === 0));
+    const histogram: Record<string, number> = {};
+    const allActs = agentSeqs.flat();
+    for (const a of allActs) histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;
+    return {
+      seed,
+      trainSuccess,
+      heldoutSuccess: mean(Object.values(heldoutByMember)),
+      humanSuccess: human.outcome.success,
+      humanReward: human.outcome.reward,
+      policyEntropy: human.outcome.entropy,
+      distinct2: distinctN(agentSeqs, 2),
+      heldoutByMember,
+      strategyHistogram: histogram,
+      curve,
+      ms: performance.now() - t0,
+    };
+  } finally {
+    opponents?.dispose();
+    for (const m of owned) m.dispose();
+  }
+}
+
+export type { Outcome };
