@@ -26,7 +26,7 @@ export function encode(bench: Benchmark, dialogues: Dialogue[], role: Role): Tra
     tokens[row + off - 1] = BOS;
     d.acts.forEach((a, i) => {
       const prefix = { card: d.card, acts: d.acts.slice(0, i) };
-      const agent = i % 2 === 0;
+      const agent = bench.turn(prefix) === "agent";
       tokens[row + off + i] = a;
       cls[row + off + i] = agent ? bench.agentClass(prefix) : bench.userClass(prefix);
       mask[row + off + i] = agent === (role === "policy") ? 1 : 0;
@@ -51,7 +51,7 @@ export async function nextActLogprobs(
     const chunk = dialogues.slice(start, start + model.capacity);
     const { tokens } = encode(bench, chunk, role);
     const pos = Int32Array.from(chunk, (d) => off + d.acts.length);
-    const cls = Int32Array.from(chunk, (d) => (d.acts.length % 2 === 0 ? bench.agentClass(d) : bench.userClass(d)));
+    const cls = Int32Array.from(chunk, (d) => (bench.turn(d) === "agent" ? bench.agentClass(d) : bench.userClass(d)));
     for (const p of pos) if (p >= T) throw new Error(`dialogue too long for context ${T}`);
     out.set(await model.nextLogprobs(tokens, chunk.length, pos, cls, dist), start * V);
   }

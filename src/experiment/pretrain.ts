@@ -78,38 +78,90 @@ export async function pretrain(
 
 export interface PretrainedSet {
   seed: number;
-  corpusSize: number;
   reference: PretrainResult; // π_ref, the single simulator's network
   ensemble: PretrainResult[]; // K reference networks (member 0 is `reference`)
   panel: { name: string; gamma: number; result: PretrainResult }[];
   basePolicy: PretrainResult;
 }
 
-/** Pretrains every model one seed needs. Deterministic given config and seed. */
-export async function pretrainAll(backend: EngineBackend, c: ExperimentConfig, seed: number, onStage?: (stage: string) => void): Promise<PretrainedSet> {
+/** One model to pretrain; jobs are independent, so they can run in parallel workers. */
+export type PretrainJob =
+  | { kind: "reference"; seed: number }
+  | { kind: "policy"; seed: number }
+  | { kind: "ensemble"; seed: number; member: number } // member ≥ 1
+  | { kind: "panel"; seed: number; member: number };
+
+export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
+  const jobs: PretrainJob[] = [{ kind: "reference", seed }, { kind: "policy", seed }];
+  if (c.conditions.includes("ensemble")) for (let k = 1; k < c.ensemble.k; k++) jobs.push({ kind: "ensemble", seed, member: k });
+  c.panel.forEach((_, m) => jobs.push({ kind: "panel", seed, member: m }));
+  return jobs;
+}
+
+export function describeJob(c: ExperimentConfig, job: PretrainJob): string {
+  switch (job.kind) {
+    case "reference":
+      return "reference simulator";
+    case "policy":
+      return "base policy";
+    case "ensemble":
+      return `ensemble simulator ${job.member + 1}`;
+    case "panel":
+      return `panel simulator ${c.panel[job.member].name}`;
+  }
+}
+
+/** Pretrains one model. Deterministic given config and job. */
+export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig, job: PretrainJob): Promise<PretrainResult> {
   const bench = benchmarkFor(c);
   const opts = modelOptions(bench, c);
-  const root = Rng.seed(seed).fork(1);
-  const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(0));
-  onStage?.("reference simulator");
-  const reference = await pretrain(backend, bench, corpus, "simulator", c.simulator, opts, root.fork(1).int(2 ** 31));
-  onStage?.("base policy");
-  const basePolicy = await pretrain(backend, bench, corpus, "policy", c.policy, opts, root.fork(2).int(2 ** 31));
-  const needsEnsemble = c.conditions.includes("ensemble");
+  const root = Rng.seed(job.seed).fork(1);
+  switch (job.kind) {
+    case "reference":
+    case "policy": {
+      const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(0));
+      return job.kind === "reference"
+        ? pretrain(backend, bench, corpus, "simulator", c.simulator, opts, root.fork(1).int(2 ** 31))
+        : pretrain(backend, bench, corpus, "policy", c.policy, opts, root.fork(2).int(2 ** 31));
+    }
+    case "ensemble": {
+      // another sample of the same population and another seed: same family, another checkpoint
+      const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(10 + job.member));
+      return pretrain(backend, bench, corpus, "simulator", c.simulator, opts, root.fork(20 + job.member).int(2 ** 31));
+    }
+    case "panel": {
+      const m = c.panel[job.member];
+      const rng = Rng.seed(job.seed).fork(1000 + m.seedOffset);
+      const world = benchmarkFor(c, m.prior); // a differently skewed population
+      const corpus = buildCorpus(world, Math.max(64, Math.round(c.corpus.dialogues * m.corpusScale)), rng.fork(0));
+      return pretrain(backend, bench, corpus, "simulator", c.simulator, opts, rng.fork(1).int(2 ** 31));
+    }
+  }
+}
+
+export function assemblePretrained(c: ExperimentConfig, seed: number, results: Map<PretrainJob, PretrainResult>): PretrainedSet {
+  const find = (pred: (j: PretrainJob) => boolean) => {
+    for (const [j, r] of results) if (j.seed === seed && pred(j)) return r;
+    throw new Error(`missing pretrained model for seed ${seed}`);
+  };
+  const reference = find((j) => j.kind === "reference");
   const ensemble = [reference];
-  for (let k = 1; needsEnsemble && k < c.ensemble.k; k++) {
-    onStage?.(`ensemble simulator ${k + 1}`);
-    // another sample of the same population, another seed: same family, different checkpoint
-    const other = buildCorpus(bench, c.corpus.dialogues, root.fork(10 + k));
-    ensemble.push(await pretrain(backend, bench, other, "simulator", c.simulator, opts, root.fork(20 + k).int(2 ** 31)));
+  if (c.conditions.includes("ensemble")) for (let k = 1; k < c.ensemble.k; k++) ensemble.push(find((j) => j.kind === "ensemble" && j.member === k));
+  return {
+    seed,
+    reference,
+    ensemble,
+    panel: c.panel.map((m, i) => ({ name: m.name, gamma: m.gamma, result: find((j) => j.kind === "panel" && j.member === i) })),
+    basePolicy: find((j) => j.kind === "policy"),
+  };
+}
+
+/** Pretrains every model one seed needs, in this thread. */
+export async function pretrainAll(backend: EngineBackend, c: ExperimentConfig, seed: number, onStage?: (stage: string) => void): Promise<PretrainedSet> {
+  const results = new Map<PretrainJob, PretrainResult>();
+  for (const job of pretrainJobs(c, seed)) {
+    onStage?.(describeJob(c, job));
+    results.set(job, await runPretrainJob(backend, c, job));
   }
-  const panel = [];
-  for (const m of c.panel) {
-    onStage?.(`panel simulator ${m.name}`);
-    const memberRng = Rng.seed(seed).fork(1000 + m.seedOffset);
-    const world = benchmarkFor(c, m.prior);
-    const data = buildCorpus(world, Math.max(64, Math.round(c.corpus.dialogues * m.corpusScale)), memberRng.fork(0));
-    panel.push({ name: m.name, gamma: m.gamma, result: await pretrain(backend, bench, data, "simulator", c.simulator, opts, memberRng.fork(1).int(2 ** 31)) });
-  }
-  return { seed, corpusSize: corpus.length, reference, ensemble, panel, basePolicy };
+  return assemblePretrained(c, seed, results);
 }

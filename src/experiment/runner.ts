@@ -155,7 +155,7 @@ export async function runUnit(
     const heldoutByMember: Record<string, number> = {};
     for (const sim of panel) heldoutByMember[sim.name] = (await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)).outcome.success;
     const trainSuccess = await successAgainst(trainSims(), config.eval.episodes, finalRng);
-    const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => i % 2 === 0));
+    const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent"));
     const histogram: Record<string, number> = {};
     const allActs = agentSeqs.flat();
     for (const a of allActs) histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;

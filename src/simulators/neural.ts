@@ -11,7 +11,7 @@ import { nextActLogprobs } from "../experiment/encode";
 import { cardPersonas, drawRows, type UserSimulator } from "./simulator";
 
 export class NeuralSimulator implements UserSimulator {
-  readonly #cache: Map<string, Float64Array> | null;
+  readonly #caches: Map<number, Map<string, Float64Array>> | null; // per logit scale
 
   /**
    * @param gamma logit scale at sampling time (1: the reference itself)
@@ -24,7 +24,7 @@ export class NeuralSimulator implements UserSimulator {
     readonly gamma: number,
     frozen: boolean,
   ) {
-    this.#cache = frozen ? new Map() : null;
+    this.#caches = frozen ? new Map() : null;
   }
 
   personas(n: number, rng: Rng): Persona[] {
@@ -35,7 +35,8 @@ export class NeuralSimulator implements UserSimulator {
   async distribution(dialogues: Dialogue[], _personas?: Persona[], gamma = this.gamma): Promise<Float64Array> {
     const V = this.bench.acts.length;
     const out = new Float64Array(dialogues.length * V);
-    const cache = gamma === this.gamma ? this.#cache : null;
+    let cache = this.#caches?.get(gamma) ?? null;
+    if (this.#caches && !cache) this.#caches.set(gamma, (cache = new Map()));
     const keys = dialogues.map((d) => `${d.card.join(",")}|${d.acts.join(",")}`);
     const missing: number[] = [];
     const seen = new Map<string, number>();

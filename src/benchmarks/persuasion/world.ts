@@ -334,9 +334,11 @@ export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Ben
     },
     behaviourAgent,
     mode(d) {
-      // the user's talk acts in order plus whether they gave ≥ $1: what a reader would call the user's "path"
-      const talk = d.acts.filter((_, i) => i % 2 === 1 && USER_ACTS.includes(d.acts[i])).map((a) => ACTS[a].name);
-      return `${talk.join(">")}|${donation(d) >= 1 ? "gave" : "kept"}`;
+      // the user's first two talk acts and the outcome: a coarse behavioural "path" (≤ 8 × 8 × 3 modes,
+      // the toy's analogue of SCOPE's 100 embedding clusters)
+      const talk = d.acts.filter((a, i) => i % 2 === 1 && USER_ACTS.includes(a)).slice(0, 2).map((a) => ACTS[a].name);
+      const given = donation(d);
+      return `${talk.join(">") || "-"}|${given === 0 ? "$0" : given < 1 ? "<$1" : "≥$1"}`;
     },
     calibration: (rng) => calibrate(population, rng),
     render(d, rng) {

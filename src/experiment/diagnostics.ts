@@ -1,0 +1,181 @@
+// Simulator diagnostics (DESIGN §3.6): how collapsed each simulator is and how much of the human
+// behaviour it covers. Every simulator talks to the same fixed base policy; its sampled replies
+// give γ by maximum likelihood against its own known reference network, SCOPE's three rough
+// estimators, reference-aware estimators, and behavioural-mode coverage of the modes humans show.
+// The reference's KL to the exact Bayes predictive says how well pretraining learned humans.
+import type { Benchmark, Dialogue } from "../benchmarks/types";
+import type { EngineBackend, EngineModel } from "../engine/backend";
+import { Rng } from "../engine/random";
+import { gammaMLE, scopeGamma, top1Gamma, zipfGamma, entropyRatioGamma, type GammaContext } from "../metrics/gamma";
+import { klDivergence, modeCoverage, unionCoverage } from "../metrics/diversity";
+import { NeuralSimulator } from "../simulators/neural";
+import { BayesPredictive, Humans, type UserSimulator } from "../simulators/simulator";
+import { VerbalizedSampling, vsExponent } from "../simulators/vs";
+import type { ExperimentConfig } from "./config";
+import { benchmarkFor, modelOptions, type PretrainedSet } from "./pretrain";
+import { evaluate } from "./runner";
+
+export interface SimulatorDiagnostics {
+  name: string;
+  role: "reference" | "aligned" | "ensemble" | "vs" | "panel" | "humans";
+  trueGamma: number | null; // the γ it was built with (VS: its verbalized exponent)
+  gammaMLE: { gamma: number; se: number } | null; // against its own reference network
+  scope: { zipf: number; concentration: number; entropy: number; mean: number } | null; // SCOPE's estimators (reference-free)
+  referenceAware: { zipf: number; top1: number; entropyRatio: number } | null;
+  modeCoverage: number; // fraction of the human modes with ≥ 5 sampled dialogues
+  replyEntropy: number; // mean entropy (nats) of its reply distribution over visited states
+}
+
+export interface DiagnosticsReport {
+  seed: number;
+  dialogues: number; // sampled per simulator
+  humanModes: number; // behavioural modes humans show (≥ 10 dialogues each)
+  referenceKL: number; // mean KL(Bayes predictive ‖ reference simulator) over human dialogue states
+  alignedKL: number; // the same for the aligned simulator
+  simulators: SimulatorDiagnostics[];
+  unions: { name: string; members: string[]; coverage: number }[];
+}
+
+interface Samples {
+  dialogues: Dialogue[];
+  contexts: Map<string, { d: Dialogue; counts: Map<number, number> }>; // user-turn states and the replies drawn there
+}
+
+async function sample(bench: Benchmark, policy: EngineModel, sim: UserSimulator, n: number, rng: Rng, cap: number): Promise<Samples> {
+  const { played } = await evaluate(bench, policy, sim, n, rng, 1, cap);
+  const contexts: Samples["contexts"] = new Map();
+  for (const d of played.dialogues) {
+    for (let i = 1; i <= d.acts.length; i++) {
+      const prefix = { card: d.card, acts: d.acts.slice(0, i - 1) };
+      if (bench.turn(prefix) !== "user") continue;
+      const key = `${prefix.card.join(",")}|${prefix.acts.join(",")}`;
+      let c = contexts.get(key);
+      if (!c) contexts.set(key, (c = { d: prefix, counts: new Map() }));
+      c.counts.set(d.acts[i - 1], (c.counts.get(d.acts[i - 1]) ?? 0) + 1);
+    }
+  }
+  return { dialogues: played.dialogues, contexts };
+}
+
+function allowedOf(bench: Benchmark, d: Dialogue): number[] {
+  return bench.maskClasses[bench.userClass(d)].allowed;
+}
+
+async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator) {
+  const states = [...s.contexts.values()];
+  const ref = await reference.distribution(states.map((c) => c.d), undefined, 1);
+  const V = bench.acts.length;
+  const mle: GammaContext[] = [];
+  const aware: { refLogp: number[]; sim: number[] }[] = [];
+  const scope: number[][] = [];
+  states.forEach((c, j) => {
+    const allowed = allowedOf(bench, c.d);
+    const refLogp = allowed.map((a) => Math.log(ref[j * V + a]));
+    const counts = allowed.map((a) => c.counts.get(a) ?? 0);
+    mle.push({ refLogp, counts });
+    const total = counts.reduce((x, y) => x + y, 0);
+    if (total >= 5) {
+      aware.push({ refLogp, sim: counts });
+      scope.push(counts);
+    }
+  });
+  const fit = gammaMLE(mle);
+  const rough = scope.length > 0 ? scopeGamma(scope) : null;
+  return {
+    gammaMLE: { gamma: fit.gamma, se: fit.se },
+    scope: rough && { zipf: rough.zipf, concentration: rough.concentration, entropy: rough.entropy, mean: rough.mean },
+    referenceAware: aware.length > 0 ? { zipf: zipfGamma(aware).gamma, top1: top1Gamma(aware).gamma, entropyRatio: entropyRatioGamma(aware).gamma } : null,
+  };
+}
+
+async function meanReplyEntropy(bench: Benchmark, s: Samples, sim: UserSimulator): Promise<number> {
+  const states = [...s.contexts.values()].map((c) => c.d);
+  if (states.length === 0) return 0;
+  const V = bench.acts.length;
+  const p = await sim.distribution(states, []);
+  let h = 0;
+  for (let j = 0; j < states.length; j++) for (let v = 0; v < V; v++) if (p[j * V + v] > 0) h -= p[j * V + v] * Math.log(p[j * V + v]);
+  return h / states.length;
+}
+
+export async function diagnose(backend: EngineBackend, config: ExperimentConfig, pretrained: PretrainedSet): Promise<DiagnosticsReport> {
+  const bench = benchmarkFor(config);
+  const opts = modelOptions(bench, config);
+  const rng = Rng.seed(pretrained.seed).fork(300);
+  const n = config.eval.diagnosticSamples;
+  const owned: EngineModel[] = [];
+  const load = (ck: Parameters<EngineBackend["createModel"]>[0]) => {
+    const m = backend.createModel(ck, opts);
+    owned.push(m);
+    return m;
+  };
+  try {
+    const policy = load(pretrained.basePolicy.checkpoint);
+    const gamma = config.simulator.gamma;
+    const refModel = load(pretrained.reference.checkpoint);
+    const reference = new NeuralSimulator("reference simulator", bench, refModel, 1, true);
+    const aligned = new NeuralSimulator("aligned simulator", bench, refModel, gamma, true);
+    const vs = new VerbalizedSampling(bench, aligned, config.vs);
+    const entries: { sim: UserSimulator; role: SimulatorDiagnostics["role"]; trueGamma: number | null; ref: NeuralSimulator | null }[] = [
+      { sim: new Humans(bench), role: "humans", trueGamma: null, ref: null },
+      { sim: reference, role: "reference", trueGamma: 1, ref: reference },
+      { sim: aligned, role: "aligned", trueGamma: gamma, ref: reference },
+      { sim: vs, role: "vs", trueGamma: vsExponent(gamma, config.vs.fidelity), ref: reference },
+    ];
+    pretrained.ensemble.slice(1).forEach((r, k) => {
+      const m = load(r.checkpoint);
+      entries.push({ sim: new NeuralSimulator(`ensemble simulator ${k + 2}`, bench, m, gamma, true), role: "ensemble", trueGamma: gamma, ref: new NeuralSimulator("", bench, m, 1, true) });
+    });
+    for (const p of pretrained.panel) {
+      const m = load(p.result.checkpoint);
+      entries.push({ sim: new NeuralSimulator(p.name, bench, m, p.gamma, true), role: "panel", trueGamma: p.gamma, ref: new NeuralSimulator("", bench, m, 1, true) });
+    }
+
+    const cap = opts.capacity;
+    const samples = new Map<string, Samples>();
+    for (const e of entries) samples.set(e.sim.name, await sample(bench, policy, e.sim, n, rng.fork(samples.size), cap));
+    const modesOf = (name: string) => samples.get(name)!.dialogues.map((d) => bench.mode(d));
+    const humanCounts = new Map<string, number>();
+    for (const m of modesOf("humans")) humanCounts.set(m, (humanCounts.get(m) ?? 0) + 1);
+    // the universe: modes humans show in ≥ 10 dialogues, so a human-like simulator reaches the
+    // coverage threshold of 5 there with the same number of dialogues
+    const humanModes = [...humanCounts.entries()].filter(([, c]) => c >= 10).map(([m]) => m);
+
+    // KL of the reference (and the aligned simulator) to the exact Bayes predictive, over human dialogue states
+    const oracle = new BayesPredictive(bench);
+    const humanStates = [...samples.get("humans")!.contexts.values()].map((c) => c.d);
+    const [bayes, refP, alignedP] = [await oracle.distribution(humanStates), await reference.distribution(humanStates), await aligned.distribution(humanStates)];
+    const V = bench.acts.length;
+    const meanKL = (q: Float64Array) => humanStates.reduce((s, _, j) => s + klDivergence(bayes.subarray(j * V, (j + 1) * V), q.subarray(j * V, (j + 1) * V)), 0) / humanStates.length;
+
+    const simulators: SimulatorDiagnostics[] = [];
+    for (const e of entries) {
+      const s = samples.get(e.sim.name)!;
+      const g = e.ref ? await gammaOf(bench, s, e.ref) : null;
+      simulators.push({
+        name: e.sim.name,
+        role: e.role,
+        trueGamma: e.trueGamma,
+        gammaMLE: g?.gammaMLE ?? null,
+        scope: g?.scope ?? null,
+        referenceAware: g?.referenceAware ?? null,
+        modeCoverage: humanModes.length ? modeCoverage(modesOf(e.sim.name), humanModes).covered : 0,
+        replyEntropy: e.role === "humans" ? NaN : await meanReplyEntropy(bench, s, e.sim),
+      });
+    }
+    const union = (name: string, members: string[]) => ({ name, members, coverage: humanModes.length ? unionCoverage(members.map(modesOf), humanModes).covered : 0 });
+    const ensembleNames = [aligned.name, ...entries.filter((e) => e.role === "ensemble").map((e) => e.sim.name)];
+    const panelNames = entries.filter((e) => e.role === "panel").map((e) => e.sim.name);
+    return {
+      seed: pretrained.seed,
+      dialogues: n,
+      humanModes: humanModes.length,
+      referenceKL: meanKL(refP),
+      alignedKL: meanKL(alignedP),
+      simulators: simulators.map((s) => (Number.isNaN(s.replyEntropy) ? { ...s, replyEntropy: 0 } : s)),
+      unions: [union("ensemble (aligned simulators)", ensembleNames), union("held-out panel", panelNames)],
+    };
+  } finally {
+    for (const m of owned) m.dispose();
+  }
+}

@@ -1,0 +1,12 @@
+import { createBackend } from "./src/engine/backends";
+import { DEFAULT_CONFIG, merge } from "./src/experiment/config";
+import { diagnose } from "./src/experiment/diagnostics";
+import { readFileSync, readdirSync } from "node:fs";
+import v8 from "node:v8";
+const { backend } = await createBackend("wasm");
+const cfg = merge(DEFAULT_CONFIG, JSON.parse(process.argv[2] ?? "{}"));
+const pre = v8.deserialize(readFileSync(process.argv[3]));
+const t = performance.now();
+const d = await diagnose(backend, cfg, pre);
+console.log(JSON.stringify(d, (k, v) => (typeof v === "number" ? +v.toFixed(3) : v), 1).slice(0, 6000));
+console.log((performance.now() - t) / 1000, "s");
