@@ -4,7 +4,15 @@ import { createBackend } from "../engine/backends";
 import { parameterCount } from "../engine/config";
 import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../demo/pattern-task";
 import { throttle } from "../service/throttle";
-import { fixed, pct, seconds } from "./format";
+import { fixed, pct, seconds, table } from "./format";
+import { availableParallelism } from "node:os";
+import { writeFileSync } from "node:fs";
+import { applySet, ConfigError, validateConfig } from "../experiment/config";
+import { PRESETS, presetConfig } from "../experiment/presets";
+import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
+import { InlineExecutor, type Executor } from "../experiment/tasks";
+import { NodeWorkerExecutor } from "../experiment/node-executor";
+import type { Summary } from "../experiment/stats";
 
 const USAGE_ERROR = 2;
 
@@ -49,6 +57,115 @@ program
       log(`result: exact pattern ${pct(r.initialExact)} → ${pct(r.exact)} of ${cfg.evalRows} sampled rollouts, mean reward ${fixed(r.reward)}, ${seconds(r.ms)}`);
     }
   });
+
+program
+  .command("presets")
+  .description("list the experiment presets")
+  .action(() => {
+    for (const p of PRESETS) process.stdout.write(`${p.id.padEnd(18)} ${p.description}\n`);
+  });
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+program
+  .command("run")
+  .description("run an experiment and print the paper-style table")
+  .requiredOption("--preset <id>", "experiment preset (see `collapse-lab presets`)")
+  .option("--seeds <n>", "number of seeds", integer(1))
+  .option("--seed-base <s>", "first seed", integer(0))
+  .option("--set <path=value>", "override a config value, e.g. --set simulator.gamma=1 (repeatable)", collect, [] as string[])
+  .addOption(new Option("--backend <name>", "engine backend").choices(["wasm", "cpu"]).default("wasm"))
+  .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
+  .option("--out <file>", "write the RunReport JSON here")
+  .option("--quiet", "print only the table")
+  .action(async (opts: { preset: string; seeds?: number; seedBase?: number; set: string[]; backend: "wasm" | "cpu"; parallel?: number; out?: string; quiet?: boolean }) => {
+    let raw: unknown;
+    try {
+      raw = presetConfig(opts.preset);
+    } catch (e) {
+      usageError((e as Error).message);
+    }
+    const patched = { ...(raw as object) } as Record<string, unknown>;
+    if (opts.seeds !== undefined) patched.seeds = opts.seeds;
+    if (opts.seedBase !== undefined) patched.seedBase = opts.seedBase;
+    let config;
+    try {
+      config = validateConfig(opts.set.reduce(applySet, patched as unknown));
+    } catch (e) {
+      if (e instanceof ConfigError) usageError(e.message);
+      throw e;
+    }
+    const parallel = opts.parallel ?? config.parallel ?? Math.min(availableParallelism(), 8);
+    const executor: Executor = parallel > 1 ? new NodeWorkerExecutor(parallel, opts.backend) : new InlineExecutor((await createBackend(opts.backend)).backend);
+    const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
+    log(`collapse-lab run: ${opts.preset}, ${config.seeds} seed(s) from ${config.seedBase}, conditions ${config.conditions.join(" ")}, backend ${opts.backend}, ${parallel} worker(s)`);
+    const progress = throttle((p: ExperimentProgress) => {
+      if (p.phase === "train") log(`train    ${p.done}/${p.total} units done · ${p.unit.condition} seed ${p.unit.seed} step ${p.unit.step}/${p.unit.steps}`);
+      else log(`${p.phase.padEnd(8)} ${p.done}/${p.total} · ${p.detail}`);
+    }, 1000);
+    let report: RunReport;
+    try {
+      report = await runExperiment(config, executor, { backend: opts.backend, preset: opts.preset, onProgress: progress });
+    } finally {
+      await executor.close();
+    }
+    progress.flush();
+    process.stdout.write(formatReport(report) + "\n");
+    if (opts.out) {
+      writeFileSync(opts.out, JSON.stringify(report, null, 1) + "\n");
+      log(`report written to ${opts.out}`);
+    }
+  });
+
+function usageError(message: string): never {
+  process.stderr.write(`collapse-lab: ${message}\n`);
+  process.exit(USAGE_ERROR);
+}
+
+const ci = (s: Summary, asPct: boolean) => {
+  const f = (x: number) => (asPct ? (100 * x).toFixed(1) : x.toFixed(2));
+  return s.n > 1 ? `${f(s.mean)} [${f(s.lo)}, ${f(s.hi)}]` : f(s.mean);
+};
+
+export function formatReport(r: RunReport): string {
+  const rows = [["condition", "train-sim success %", "held-out success %", "human success %", "policy entropy"]];
+  for (const c of r.conditions) {
+    rows.push([c.id, ci(c.summary.trainSuccess, true), ci(c.summary.heldoutSuccess, true), ci(c.summary.humanSuccess, true), ci(c.summary.policyEntropy, false)]);
+  }
+  const lines = [`${r.world.benchmark} — ${r.config.seeds} seed(s), γ = ${r.config.simulator.gamma}, mean [95% CI over seeds]`, table(rows)];
+  const diffs = r.comparisons.filter((c) => c.metric !== "policyEntropy");
+  if (diffs.length && r.config.seeds > 1) {
+    lines.push("", "paired differences vs single (points, 95% CI over seeds)");
+    lines.push(
+      table([
+        ["comparison", "held-out", "humans"],
+        ...[...new Set(diffs.map((d) => d.a))].map((a) => {
+          const f = (m: string) => {
+            const d = diffs.find((x) => x.a === a && x.metric === m)!.difference;
+            return `${(100 * d.mean).toFixed(1)} [${(100 * d.lo).toFixed(1)}, ${(100 * d.hi).toFixed(1)}]${d.excludesZero ? " *" : ""}`;
+          };
+          return [`${a} − single`, f("heldoutSuccess"), f("humanSuccess")];
+        }),
+      ]),
+      "* the interval excludes 0",
+    );
+  }
+  const d = r.simulators[0];
+  if (d) {
+    lines.push("", `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats; human modes ${d.humanModes}`);
+    lines.push(
+      table([
+        ["simulator", "true γ", "γ (MLE)", "SCOPE γ (mean)", "mode coverage %"],
+        ...d.simulators.map((s) => [s.name, s.trueGamma === null ? "–" : s.trueGamma.toFixed(1), s.gammaMLE ? `${s.gammaMLE.gamma.toFixed(2)} ± ${s.gammaMLE.se.toFixed(2)}` : "–", s.scope ? s.scope.mean.toFixed(2) : "–", (100 * s.modeCoverage).toFixed(0)]),
+        ...d.unions.map((u) => [`∪ ${u.name}`, "", "", "", (100 * u.coverage).toFixed(0)]),
+      ]),
+    );
+  }
+  lines.push("", "calibration against Persuasion for Good (behaviour persuader × population vs the real corpus)");
+  lines.push(table([["statistic", "real", "fitted", "tolerance"], ...r.calibration.rows.map((c) => [c.name, c.real.toFixed(3), c.fitted.toFixed(3), `±${c.tolerance}`])]));
+  lines.push("", `wall time ${seconds(r.timing.totalMs)} (pretraining ${seconds(r.timing.pretrainMs)}, training + evaluation ${seconds(r.timing.trainMs)})`);
+  return lines.join("\n");
+}
 
 try {
   await program.parseAsync(process.argv);

@@ -86,6 +86,7 @@ export const ExperimentConfigSchema = z.strictObject({
     episodes: int(16), // dialogues per evaluated opponent at the end
     curveEpisodes: int(8), // dialogues per opponent for learning-curve points
     diagnosticSamples: int(16), // dialogues per simulator for γ estimates and mode coverage
+    diagnosticSeeds: int(0, 100), // how many seeds (the first ones) get simulator diagnostics
   }),
   parallel: int(1, 16).optional(), // worker threads in the CLI (default: the core count)
 });
@@ -122,7 +123,7 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
     { name: "family-d", gamma: 3, prior: [0.35, 0.2, 0.15, 0.3], corpusScale: 0.5, seedOffset: 104 },
     { name: "family-e", gamma: 15, corpusScale: 0.25, seedOffset: 105 },
   ],
-  eval: { episodes: 512, curveEpisodes: 128, diagnosticSamples: 512 },
+  eval: { episodes: 512, curveEpisodes: 128, diagnosticSamples: 1024, diagnosticSeeds: 1 },
 };
 
 export class ConfigError extends Error {

@@ -334,9 +334,13 @@ export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Ben
     },
     behaviourAgent,
     mode(d) {
-      // the user's first two talk acts and the outcome: a coarse behavioural "path" (≤ 8 × 8 × 3 modes,
-      // the toy's analogue of SCOPE's 100 embedding clusters)
-      const talk = d.acts.filter((a, i) => i % 2 === 1 && USER_ACTS.includes(a)).slice(0, 2).map((a) => ACTS[a].name);
+      // the user's two most frequent talk acts and the outcome: a coarse behavioural "style"
+      // (the toy's analogue of SCOPE's embedding clusters)
+      const counts = new Map<string, number>();
+      d.acts.forEach((a, i) => {
+        if (i % 2 === 1 && USER_ACTS.includes(a)) counts.set(ACTS[a].name, (counts.get(ACTS[a].name) ?? 0) + 1);
+      });
+      const talk = [...counts.entries()].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, 2).map(([n]) => n).sort();
       const given = donation(d);
       return `${talk.join(">") || "-"}|${given === 0 ? "$0" : given < 1 ? "<$1" : "≥$1"}`;
     },

@@ -1,0 +1,165 @@
+// An experiment end to end: pretrain every seed's models, train and evaluate every condition ×
+// seed, diagnose the simulators, and assemble the RunReport (DESIGN §7). Tasks go to an Executor,
+// so the same code runs inline, on worker_threads (CLI) or on web workers (app).
+import { ACTS, AMOUNTS } from "../benchmarks/persuasion/world";
+import { p4gStats } from "../benchmarks/persuasion/p4g-stats";
+import type { CalibrationRow } from "../benchmarks/types";
+import { Rng } from "../engine/random";
+import { pairedDifference, summarize, type PairedSummary, type Summary } from "./stats";
+import { type ConditionId, type ExperimentConfig, seedsOf } from "./config";
+import type { DiagnosticsReport } from "./diagnostics";
+import { assemblePretrained, benchmarkFor, describeJob, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
+import type { SeedMetrics, UnitProgress } from "./runner";
+import type { Executor } from "./tasks";
+import { behaviourDialogue, donation } from "../benchmarks/persuasion/world";
+
+export const REPORT_SCHEMA = "collapse-lab/run-report@1";
+export const VERSION = "0.1.0";
+
+export const SUMMARY_METRICS = ["trainSuccess", "heldoutSuccess", "humanSuccess", "policyEntropy", "humanReward", "distinct2"] as const;
+export type SummaryMetric = (typeof SUMMARY_METRICS)[number];
+
+export interface ConditionReport {
+  id: ConditionId;
+  seeds: SeedMetrics[];
+  summary: Record<SummaryMetric, Summary>;
+}
+
+export interface Comparison {
+  a: ConditionId;
+  b: ConditionId;
+  metric: SummaryMetric;
+  difference: PairedSummary; // a − b over paired seeds
+}
+
+export interface RunReport {
+  schema: typeof REPORT_SCHEMA;
+  preset: string | null;
+  config: ExperimentConfig;
+  env: { backend: string; parallel: number; versions: Record<string, string> };
+  world: WorldDescription;
+  calibration: { rows: CalibrationRow[]; donationHistogram: { amounts: number[]; real: number[]; fitted: number[] } };
+  pretraining: { seed: number; referenceNll: number[]; policyNll: number[] }[];
+  conditions: ConditionReport[];
+  comparisons: Comparison[];
+  simulators: DiagnosticsReport[];
+  timing: { totalMs: number; pretrainMs: number; trainMs: number; diagnosticsMs: number };
+}
+
+export interface WorldDescription {
+  benchmark: string;
+  vocabulary: number;
+  types: { name: string; prior: number; description: string }[];
+  parameters: unknown; // the population's parameters, as used
+  budgets: { pretrainSteps: { simulator: number; policy: number }; rlSteps: number; rolloutsPerStep: number; corpusDialogues: number; evalEpisodes: number };
+}
+
+export type ExperimentProgress =
+  | { phase: "pretrain"; done: number; total: number; detail: string }
+  | { phase: "train"; done: number; total: number; unit: UnitProgress }
+  | { phase: "diagnose"; done: number; total: number; detail: string };
+
+function calibration(config: ExperimentConfig): RunReport["calibration"] {
+  const bench = benchmarkFor(config);
+  const rng = Rng.seed(12345);
+  const rows = bench.calibration(rng);
+  const n = 20000;
+  const counts = AMOUNTS.map(() => 0);
+  for (let i = 0; i < n; i++) counts[AMOUNTS.indexOf(donation(behaviourDialogue(bench.population, bench.population.sample(rng), rng)))]++;
+  return { rows, donationHistogram: { amounts: AMOUNTS, real: p4gStats.donations.histogram.fractions, fitted: counts.map((c) => c / n) } };
+}
+
+/** The comparisons the paper's claims are about: every RL condition against `single`. */
+function comparisons(conditions: ConditionReport[]): Comparison[] {
+  const single = conditions.find((c) => c.id === "single");
+  if (!single) return [];
+  const out: Comparison[] = [];
+  for (const c of conditions) {
+    if (c.id === "single") continue;
+    for (const metric of ["heldoutSuccess", "humanSuccess", "policyEntropy"] as const) {
+      const a = c.seeds.map((s) => s[metric]);
+      const b = single.seeds.map((s) => s[metric]);
+      out.push({ a: c.id, b: "single", metric, difference: pairedDifference(a, b) });
+    }
+  }
+  return out;
+}
+
+export async function runExperiment(
+  config: ExperimentConfig,
+  executor: Executor,
+  opts: { backend: string; preset?: string; onProgress?: (p: ExperimentProgress) => void },
+): Promise<RunReport> {
+  const t0 = performance.now();
+  const seeds = seedsOf(config);
+  const jobs = seeds.flatMap((s) => pretrainJobs(config, s));
+  const results = new Map<PretrainJob, PretrainResult>();
+  let done = 0;
+  await Promise.all(
+    jobs.map(async (job) => {
+      results.set(job, await executor.run({ kind: "pretrain", config, job }));
+      opts.onProgress?.({ phase: "pretrain", done: ++done, total: jobs.length, detail: `seed ${job.seed}: ${describeJob(config, job)}` });
+    }),
+  );
+  const pretrained = new Map<number, PretrainedSet>(seeds.map((s) => [s, assemblePretrained(config, s, results)]));
+  const tPretrain = performance.now();
+
+  const units = config.conditions.flatMap((condition) => seeds.map((seed) => ({ condition, seed })));
+  const diagSeeds = seeds.slice(0, config.eval.diagnosticSeeds);
+  let trained = 0;
+  let diagnosed = 0;
+  let diagMs = 0;
+  const [metrics, diagnostics] = await Promise.all([
+    Promise.all(
+      units.map(async ({ condition, seed }) => {
+        const m = await executor.run({ kind: "unit", config, pretrained: pretrained.get(seed)!, condition }, (unit) =>
+          opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit }),
+        );
+        trained++;
+        return { condition, m };
+      }),
+    ),
+    Promise.all(
+      diagSeeds.map(async (seed) => {
+        const t = performance.now();
+        const d = await executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! });
+        diagMs += performance.now() - t;
+        opts.onProgress?.({ phase: "diagnose", done: ++diagnosed, total: diagSeeds.length, detail: `seed ${seed}` });
+        return d;
+      }),
+    ),
+  ]);
+
+  const conditions: ConditionReport[] = config.conditions.map((id) => {
+    const seedsOfC = metrics.filter((x) => x.condition === id).map((x) => x.m).sort((a, b) => a.seed - b.seed);
+    const summary = Object.fromEntries(SUMMARY_METRICS.map((k) => [k, summarize(seedsOfC.map((s) => s[k]))])) as Record<SummaryMetric, Summary>;
+    return { id, seeds: seedsOfC, summary };
+  });
+  const bench = benchmarkFor(config);
+  const total = performance.now() - t0;
+  return {
+    schema: REPORT_SCHEMA,
+    preset: opts.preset ?? null,
+    config,
+    env: { backend: opts.backend, parallel: executor.parallelism, versions: { "collapse-lab": VERSION, "@jax-js/jax": "0.1.25" } },
+    world: {
+      benchmark: bench.title,
+      vocabulary: ACTS.length,
+      types: bench.population.types,
+      parameters: bench.population.params,
+      budgets: {
+        pretrainSteps: { simulator: config.simulator.pretrain.steps, policy: config.policy.pretrain.steps },
+        rlSteps: config.rl.steps,
+        rolloutsPerStep: config.rl.prompts * config.rl.groupSize,
+        corpusDialogues: config.corpus.dialogues,
+        evalEpisodes: config.eval.episodes,
+      },
+    },
+    calibration: calibration(config),
+    pretraining: seeds.map((s) => ({ seed: s, referenceNll: pretrained.get(s)!.reference.nll, policyNll: pretrained.get(s)!.basePolicy.nll })),
+    conditions,
+    comparisons: comparisons(conditions),
+    simulators: diagnostics,
+    timing: { totalMs: total, pretrainMs: tPretrain - t0, trainMs: performance.now() - tPretrain, diagnosticsMs: diagMs },
+  };
+}

@@ -1,0 +1,18 @@
+// A worker_threads worker of NodeWorkerExecutor: one engine backend, tasks one at a time.
+import { parentPort, workerData } from "node:worker_threads";
+import { createBackend } from "../engine/backends";
+import type { BackendName } from "../engine/backend";
+import { executeTask, type Task } from "./tasks";
+
+const port = parentPort!;
+const ready = createBackend((workerData as { backend: BackendName }).backend);
+
+port.on("message", async (task: Task) => {
+  try {
+    const { backend } = await ready;
+    const result = await executeTask(backend, task, (progress) => port.postMessage({ type: "progress", progress }));
+    port.postMessage({ type: "done", result });
+  } catch (e) {
+    port.postMessage({ type: "error", message: (e as Error).stack ?? String(e) });
+  }
+});

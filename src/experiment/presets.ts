@@ -1,0 +1,54 @@
+// Presets: small overrides of DEFAULT_CONFIG, each with a one-line purpose.
+import { DEFAULT_CONFIG, merge, validateConfig, type ExperimentConfig } from "./config";
+
+export interface Preset {
+  id: string;
+  title: string;
+  description: string;
+  overrides: unknown;
+}
+
+/** Smaller models and budgets: the whole figure in well under a minute on two CPU cores. */
+const QUICK = {
+  seeds: 3,
+  corpus: { dialogues: 2048 },
+  simulator: { model: { d: 24, layers: 1, heads: 4, mlpRatio: 4 }, pretrain: { steps: 200, batch: 64, lr: 5e-3 } },
+  policy: { model: { d: 16, layers: 1, heads: 2, mlpRatio: 4 }, pretrain: { steps: 100, batch: 64, lr: 5e-3 } },
+  rl: { steps: 60, prompts: 8, groupSize: 8, lr: 5e-3, evalEvery: 20 },
+  eval: { episodes: 256, curveEpisodes: 64, diagnosticSamples: 512, diagnosticSeeds: 1 },
+};
+
+export const PRESETS: Preset[] = [
+  {
+    id: "persuasion-paper",
+    title: "Persuasion — the paper's figure",
+    description: "all six conditions, 5 seeds, full budgets (several minutes on two cores)",
+    overrides: { seeds: 5 },
+  },
+  {
+    id: "persuasion-quick",
+    title: "Persuasion — quick",
+    description: "all six conditions, 3 seeds, small models and budgets; well under a minute on two cores",
+    overrides: QUICK,
+  },
+  {
+    id: "persuasion-smoke",
+    title: "Persuasion — smoke test",
+    description: "every condition for a few steps on tiny budgets; checks the plumbing, not the science",
+    overrides: merge(QUICK, {
+      seeds: 1,
+      corpus: { dialogues: 256 },
+      simulator: { pretrain: { steps: 10 } },
+      policy: { pretrain: { steps: 10 } },
+      rl: { steps: 4, evalEvery: 2 },
+      population: { snapshotEvery: 2 },
+      eval: { episodes: 32, curveEpisodes: 16, diagnosticSamples: 64 },
+    }),
+  },
+];
+
+export function presetConfig(id: string): ExperimentConfig {
+  const p = PRESETS.find((x) => x.id === id);
+  if (!p) throw new Error(`unknown preset "${id}"; presets: ${PRESETS.map((x) => x.id).join(", ")}`);
+  return validateConfig(merge(DEFAULT_CONFIG, p.overrides));
+}

@@ -1,0 +1,49 @@
+// The units of work of an experiment, as plain data so they can run in this thread or in a
+// worker (Node worker_threads in the CLI, web workers in the app). Each is deterministic given
+// its inputs, so where it runs never changes the numbers.
+import type { EngineBackend } from "../engine/backend";
+import type { ConditionId, ExperimentConfig } from "./config";
+import { diagnose, type DiagnosticsReport } from "./diagnostics";
+import { runPretrainJob, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
+import { runUnit, type SeedMetrics, type UnitProgress } from "./runner";
+
+export type Task =
+  | { kind: "pretrain"; config: ExperimentConfig; job: PretrainJob }
+  | { kind: "unit"; config: ExperimentConfig; pretrained: PretrainedSet; condition: ConditionId }
+  | { kind: "diagnose"; config: ExperimentConfig; pretrained: PretrainedSet };
+
+export type TaskResult<T extends Task> = T extends { kind: "pretrain" } ? PretrainResult : T extends { kind: "unit" } ? SeedMetrics : DiagnosticsReport;
+
+export async function executeTask(backend: EngineBackend, task: Task, onProgress?: (p: UnitProgress) => void, signal?: AbortSignal): Promise<PretrainResult | SeedMetrics | DiagnosticsReport> {
+  switch (task.kind) {
+    case "pretrain":
+      return runPretrainJob(backend, task.config, task.job);
+    case "unit":
+      return runUnit(backend, task.config, task.pretrained, task.condition, onProgress, signal);
+    case "diagnose":
+      return diagnose(backend, task.config, task.pretrained);
+  }
+}
+
+/** Runs tasks somewhere; `parallelism` of them at once. */
+export interface Executor {
+  readonly parallelism: number;
+  run<T extends Task>(task: T, onProgress?: (p: UnitProgress) => void): Promise<TaskResult<T>>;
+  close(): Promise<void>;
+}
+
+/** Runs tasks one at a time on a backend in this thread. */
+export class InlineExecutor implements Executor {
+  readonly parallelism = 1;
+  #queue: Promise<unknown> = Promise.resolve();
+  constructor(
+    readonly backend: EngineBackend,
+    readonly signal?: AbortSignal,
+  ) {}
+  run<T extends Task>(task: T, onProgress?: (p: UnitProgress) => void): Promise<TaskResult<T>> {
+    const next = this.#queue.then(() => executeTask(this.backend, task, onProgress, this.signal));
+    this.#queue = next.catch(() => undefined);
+    return next as Promise<TaskResult<T>>;
+  }
+  async close(): Promise<void> {}
+}
