@@ -68,6 +68,7 @@ export async function pretrain(
       // cosine decay to 10% keeps the final estimate close to the corpus' predictive
       const lr = cfg.pretrain.lr * (0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - 1)) / cfg.pretrain.steps)));
       const s = await model.trainStep(encode(bench, batch, role), { ...hyper, lr });
+      if (!Number.isFinite(s.gradNorm)) throw new Error(`pretraining the ${role} diverged at step ${step} (gradient norm ${s.gradNorm}); lower the learning rate`);
       if (step % every === 0 || step === cfg.pretrain.steps) nll.push(s.nll);
     }
     return { checkpoint: await model.checkpoint(), nll };

@@ -143,6 +143,7 @@ export async function runUnit(
       const played = await play(bench, policy, sim, personas, rng, T);
       const rewards = Float64Array.from(played.dialogues, (d) => bench.reward(d));
       const s = await grpoUpdate(policy, basePolicy, encode(bench, played.dialogues, "policy"), rewards, hyper);
+      if (!Number.isFinite(s.gradNorm)) throw new Error(`${condition}, seed ${seed}: policy training diverged at step ${step} (gradient norm ${s.gradNorm}); lower rl.lr`);
       await opponents.afterStep?.(step, played, rewards);
       const point = step % config.rl.evalEvery === 0 || step === steps ? await curvePoint(step, s.rewardMean) : undefined;
       onProgress?.({ condition, seed, step, steps, point });

@@ -114,6 +114,17 @@ describe("jax-js engine", () => {
     await expect(model.checkpoint()).rejects.toThrow(/disposed/);
   });
 
+  it("gradients stay finite where pre-activations are exactly 0 (regression: power(x, 3) at x = 0)", async () => {
+    const config = CONFIGS[1][1];
+    const ck = initCheckpoint(config, 0);
+    for (const t of ck.tensors) if (t.name.includes("mlp")) t.data.fill(0); // GELU input = b1 = 0 exactly
+    const model = jax.createModel(ck, opts);
+    const { tokens, cls } = randomTokens(config, Rng.seed(1));
+    const { grads } = await model.gradients({ rows: ROWS, tokens, cls, mask: new Float32Array(tokens.length).fill(1) }, MLE);
+    model.dispose();
+    for (const g of grads) expect(g.every(Number.isFinite)).toBe(true);
+  });
+
   it("rejects bad inputs with clear errors", async () => {
     const config = CONFIGS[0][1];
     const model = jax.createModel(initCheckpoint(config, 0), opts);

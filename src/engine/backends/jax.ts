@@ -54,7 +54,8 @@ function layerNorm(x: np.Array, g: np.Array, b: np.Array): np.Array {
 
 const GELU_K = Math.sqrt(2 / Math.PI);
 function geluTanh(x: np.Array): np.Array {
-  const inner = x.ref.add(np.power(x.ref, 3).mul(0.044715)).mul(GELU_K);
+  // x·x·x, not power(x, 3): jax-js differentiates power through log(x), which is NaN at x ≤ 0
+  const inner = x.ref.add(x.ref.mul(x.ref).mul(x.ref).mul(0.044715)).mul(GELU_K);
   return x.mul(np.tanh(inner).add(1)).mul(0.5);
 }
 
