@@ -114,7 +114,7 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   rl: { steps: 150, prompts: 16, groupSize: 8, lr: 3e-3, klCoef: 0.01, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 25 },
   ensemble: { k: 3 },
   vs: { k: 5, selection: "random", fidelity: 1 },
-  cotrain: { reward: "adversarial", lr: 3e-3, klCoef: 0.1 },
+  cotrain: { reward: "adversarial", lr: 1e-3, klCoef: 3 },
   population: { poolSize: 10, snapshotEvery: 8, selection: "random", draw: "batch" },
   panel: [
     { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },

@@ -100,9 +100,12 @@ export async function runUnit(
     return () => [sim];
   })();
 
-  const successAgainst = async (sims: UserSimulator[], n: number, r: Rng) => {
+  // mean success over several simulators; `split` shares the n dialogues among them (train
+  // simulators: a population of 10 snapshots costs what one simulator does)
+  const successAgainst = async (sims: UserSimulator[], n: number, r: Rng, split = false) => {
     const xs: number[] = [];
-    for (const s of sims) xs.push((await evaluate(bench, policy, s, n, r, T, cap)).outcome.success);
+    const each = split ? Math.max(8, Math.round(n / sims.length)) : n;
+    for (const s of sims) xs.push((await evaluate(bench, policy, s, each, r, T, cap)).outcome.success);
     return mean(xs);
   };
 
@@ -112,7 +115,7 @@ export async function runUnit(
     const human = await evaluate(bench, policy, humans, config.eval.curveEpisodes, r, T, cap);
     const point: CurvePoint = {
       step,
-      train: await successAgainst(trainSims(), config.eval.curveEpisodes, r),
+      train: await successAgainst(trainSims(), config.eval.curveEpisodes, r, true),
       heldout: await successAgainst(panel, config.eval.curveEpisodes, r),
       human: human.outcome.success,
       entropy: human.outcome.entropy,
@@ -155,7 +158,7 @@ export async function runUnit(
     const human = await evaluate(bench, policy, humans, config.eval.episodes, finalRng, T, cap);
     const heldoutByMember: Record<string, number> = {};
     for (const sim of panel) heldoutByMember[sim.name] = (await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)).outcome.success;
-    const trainSuccess = await successAgainst(trainSims(), config.eval.episodes, finalRng);
+    const trainSuccess = await successAgainst(trainSims(), config.eval.episodes, finalRng, true);
     const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent"));
     const histogram: Record<string, number> = {};
     const allActs = agentSeqs.flat();
