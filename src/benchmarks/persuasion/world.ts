@@ -91,7 +91,11 @@ const amountOf = (act: number) => AMOUNTS[AMOUNT_ACTS.indexOf(act)];
 // ---------------------------------------------------------------------------------------------
 // The human population
 
-/** Parameters of the population; the defaults are fitted to P4G (see calibration.ts). */
+/**
+ * Parameters of the population. Strategy effects and reply signatures are hand-written (the
+ * mechanism); initial willingness and the decision thresholds were fitted by grid search so that
+ * the population talking to the behaviour persuader matches P4G's donation statistics (`calibrate`).
+ */
 export interface PersuasionParams {
   types: TypeParams[];
   cardInformativeness: number; // κ: scales how far each type's trait probabilities sit from ½
@@ -118,7 +122,7 @@ export const DEFAULT_PARAMS: PersuasionParams = {
       name: "skeptic",
       prior: 0.46,
       description: "wants facts and proof; put off by sentiment",
-      w0: -0.4,
+      w0: -0.5,
       effects: { credibility: 0.9, "donation-information": 0.8, logical: 0.7, "source-inquiry": 0.2, emotion: -0.8, "personal-story": -0.7, "self-modeling": -0.3 },
       signature: { "ask-question": 1.2, "object-trust": 1.2, "object-efficacy": 0.8, neutral: 0.4 },
       traits: [0.47, 0.47, 0.58],
@@ -127,7 +131,7 @@ export const DEFAULT_PARAMS: PersuasionParams = {
       name: "empathetic",
       prior: 0.24,
       description: "moved by stories and feelings; cold to numbers",
-      w0: -0.1,
+      w0: -0.2,
       effects: { emotion: 1.0, "personal-story": 0.9, "self-modeling": 0.4, "personal-inquiry": 0.3, logical: -0.7, credibility: -0.5, "donation-information": -0.2 },
       signature: { "share-personal": 1.4, agree: 0.9 },
       traits: [0.54, 0.56, 0.46],
@@ -136,7 +140,7 @@ export const DEFAULT_PARAMS: PersuasionParams = {
       name: "frugal",
       prior: 0.18,
       description: "short of money; says yes to small concrete asks",
-      w0: -0.6,
+      w0: -0.7,
       effects: { "foot-in-the-door": 1.1, "donation-information": 0.6, "task-inquiry": 0.3, emotion: -0.5, credibility: -0.2, "personal-story": -0.3 },
       signature: { "object-cost": 1.5, neutral: 0.7 },
       traits: [0.5, 0.5, 0.52],
@@ -145,7 +149,7 @@ export const DEFAULT_PARAMS: PersuasionParams = {
       name: "social",
       prior: 0.12,
       description: "follows what others do; likes being asked about themselves",
-      w0: -0.2,
+      w0: -0.3,
       effects: { "self-modeling": 1.1, "personal-inquiry": 0.8, "personal-story": 0.3, logical: -0.5, "donation-information": -0.3, credibility: -0.2 },
       signature: { agree: 1.0, "share-personal": 0.7, "ask-question": 0.6 },
       traits: [0.56, 0.5, 0.47],
@@ -155,7 +159,7 @@ export const DEFAULT_PARAMS: PersuasionParams = {
   repeatDecay: 0.5,
   replySharpness: 1,
   reactionWeight: 1.2,
-  thresholds: [0.1, 0.9, 1.7, 2.5],
+  thresholds: [-0.1, 0.9, 1.9, 2.9],
   decisionSlope: 3,
 };
 
