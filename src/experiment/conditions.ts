@@ -72,6 +72,7 @@ class CoTraining implements TrainingOpponents {
   readonly #anchor: EngineModel; // the reference simulator π_ref: the realism anchor
   readonly #pool: { ck: Checkpoint; sim: NeuralSimulator }[] = [];
   readonly #withPool: boolean;
+  #snapshots = 0; // snapshots taken so far (names stay unique after eviction)
   #current = 0; // this batch's simulator: index into [current, ...pool]; −1: drawn per episode
 
   constructor(ctx: ConditionContext, withPool: boolean) {
@@ -146,7 +147,7 @@ class CoTraining implements TrainingOpponents {
     const { config } = this.#ctx;
     const ck = cloneCheckpoint(await this.#sim.model.checkpoint(), { withOptimizer: false });
     const model = this.#ctx.backend.createModel(ck, this.#ctx.opts);
-    this.#pool.push({ ck, sim: new NeuralSimulator(`snapshot ${this.#pool.length + 1}`, this.#ctx.bench, model, 1, true) });
+    this.#pool.push({ ck, sim: new NeuralSimulator(`snapshot ${++this.#snapshots}`, this.#ctx.bench, model, 1, true) });
     while (this.#pool.length > config.population.poolSize) this.#pool.shift()!.sim.model.dispose(); // FIFO
   }
 

@@ -137,7 +137,12 @@ export class ConfigError extends Error {
 export function validateConfig(input: unknown): ExperimentConfig {
   const r = ExperimentConfigSchema.safeParse(input);
   if (!r.success) {
-    const lines = r.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`);
+    const lines = r.error.issues.flatMap((i) => {
+      const at = (path: PropertyKey[]) => (path.length ? path.map(String).join(".") : "(root)");
+      // name each unknown key by its full path (zod reports the parent)
+      if (i.code === "unrecognized_keys") return i.keys.map((k) => `${at([...i.path, k])}: unknown key`);
+      return [`${at(i.path)}: ${i.message}`];
+    });
     throw new ConfigError(`invalid experiment config — ${lines.join("; ")}`);
   }
   const c = r.data;

@@ -36,7 +36,6 @@ export interface SeedMetrics {
   heldoutByMember: Record<string, number>;
   strategyHistogram: Record<string, number>; // share of the policy's acts with humans
   curve: CurvePoint[];
-  ms: number;
 }
 
 export interface UnitProgress {
@@ -73,7 +72,6 @@ export async function runUnit(
   onProgress?: (p: UnitProgress) => void,
   signal?: AbortSignal,
 ): Promise<SeedMetrics> {
-  const t0 = performance.now();
   const bench = benchmarkFor(config);
   const opts = modelOptions(bench, config);
   const cap = opts.capacity;
@@ -174,7 +172,6 @@ export async function runUnit(
       heldoutByMember,
       strategyHistogram: histogram,
       curve,
-      ms: performance.now() - t0,
     };
   } finally {
     opponents?.dispose();

@@ -348,6 +348,16 @@ describe("episode rules", () => {
     }
   });
 
+  // render() picks the speaker by parity, so the final decision after the 5th exchange (act 10,
+  // an even index) is shown as the agent's line; turn() and encode() get it right.
+  it("render: the final decision after 5 exchanges is spoken by the user", () => {
+    const bench = createPersuasion();
+    const names = ["greeting", "neutral", "logical", "agree", "emotion", "neutral", "credibility", "agree", "task-inquiry", "neutral", "$1"];
+    const acts = names.map((n) => bench.acts.findIndex((a) => a.name === n));
+    const lines = bench.render({ card: bench.population.cardDistribution()[0].card, acts });
+    expect(lines.map((l) => l.speaker)).toEqual(["agent", "user", "agent", "user", "agent", "user", "agent", "user", "agent", "user", "user"]);
+  });
+
   it("reward = min(donation / 2, 1), success = donation ≥ $1", () => {
     AMOUNT_ACTS.forEach((a, k) => {
       const x: Dialogue = { card: CARD, acts: [GREETING, act("neutral"), ASK, a] };
@@ -379,16 +389,12 @@ describe("calibration against Persuasion for Good", () => {
     expect(row("median among donors ($)").real).toBe(0.5);
   });
 
-  for (const name of ["mean donation ($)", "median among donors ($)", "fraction giving ≥ $1 (success)"]) {
+  for (const name of ["mean donation ($)", "fraction giving $0", "median among donors ($)", "fraction giving ≥ $1 (success)"]) {
     it(`${name}: fitted within tolerance of real`, () => {
       const r = row(name);
       expect(Math.abs(r.fitted - r.real), `${name}: fitted ${r.fitted}, real ${r.real}`).toBeLessThanOrEqual(r.tolerance);
     });
   }
-
-  // The default population gives $0 about 55 % of the time (real: 48 %, tolerance ±5 points);
-  // the lead is re-fitting the population. Turn this into an `it` once it fits.
-  it.todo("fraction giving $0: fitted within tolerance of real (currently ≈ 0.55 vs 0.48 ± 0.05)");
 });
 
 describe("the behaviour persuader against the real P4G corpus", () => {

@@ -353,7 +353,8 @@ export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Ben
       return d.acts.map((a, i) => {
         const act = ACTS[a];
         const t = act.templates;
-        return { speaker: i % 2 === 0 ? "agent" : "user", act: act.name, text: t[rng ? rng.int(t.length) : 0] };
+        const speaker = turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent" ? ("agent" as const) : ("user" as const);
+        return { speaker, act: act.name, text: t[rng ? rng.int(t.length) : 0] };
       });
     },
   };
