@@ -8,7 +8,7 @@ import { Rng } from "../engine/random";
 import { pairedDifference, summarize, type PairedSummary, type Summary } from "./stats";
 import { type ConditionId, type ExperimentConfig, seedsOf } from "./config";
 import type { DiagnosticsReport } from "./diagnostics";
-import { assemblePretrained, benchmarkFor, describeJob, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
+import { assemblePretrained, benchmarkFor, describeJob, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
 import type { SeedMetrics, UnitProgress } from "./runner";
 import type { Executor } from "./tasks";
 import { behaviourDialogue, donation } from "../benchmarks/persuasion/world";
@@ -92,13 +92,13 @@ export async function runExperiment(
 ): Promise<RunReport> {
   const t0 = performance.now();
   const seeds = seedsOf(config);
-  const jobs = seeds.flatMap((s) => pretrainJobs(config, s));
+  const jobs = [...panelJobs(config), ...seeds.flatMap((s) => pretrainJobs(config, s))];
   const results = new Map<PretrainJob, PretrainResult>();
   let done = 0;
   await Promise.all(
     jobs.map(async (job) => {
       results.set(job, await executor.run({ kind: "pretrain", config, job }));
-      opts.onProgress?.({ phase: "pretrain", done: ++done, total: jobs.length, detail: `seed ${job.seed}: ${describeJob(config, job)}` });
+      opts.onProgress?.({ phase: "pretrain", done: ++done, total: jobs.length, detail: job.kind === "panel" ? describeJob(config, job) : `seed ${job.seed}: ${describeJob(config, job)}` });
     }),
   );
   const pretrained = new Map<number, PretrainedSet>(seeds.map((s) => [s, assemblePretrained(config, s, results)]));

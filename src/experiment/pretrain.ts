@@ -95,8 +95,15 @@ export type PretrainJob =
 export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
   const jobs: PretrainJob[] = [{ kind: "reference", seed }, { kind: "policy", seed }];
   if (c.conditions.includes("ensemble")) for (let k = 1; k < c.ensemble.k; k++) jobs.push({ kind: "ensemble", seed, member: k });
-  c.panel.forEach((_, m) => jobs.push({ kind: "panel", seed, member: m }));
   return jobs;
+}
+
+/**
+ * The held-out panel is a fixed set of other "families", like the fixed panel of LLM simulators in
+ * SCOPE: pretrained once per experiment (from seedBase) and shared by every seed.
+ */
+export function panelJobs(c: ExperimentConfig): PretrainJob[] {
+  return c.panel.map((_, m) => ({ kind: "panel", seed: c.seedBase, member: m }));
 }
 
 export function describeJob(c: ExperimentConfig, job: PretrainJob): string {
@@ -141,9 +148,9 @@ export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig
 }
 
 export function assemblePretrained(c: ExperimentConfig, seed: number, results: Map<PretrainJob, PretrainResult>): PretrainedSet {
-  const find = (pred: (j: PretrainJob) => boolean) => {
-    for (const [j, r] of results) if (j.seed === seed && pred(j)) return r;
-    throw new Error(`missing pretrained model for seed ${seed}`);
+  const find = (pred: (j: PretrainJob) => boolean, s = seed) => {
+    for (const [j, r] of results) if (j.seed === s && pred(j)) return r;
+    throw new Error(`missing pretrained model for seed ${s}`);
   };
   const reference = find((j) => j.kind === "reference");
   const ensemble = [reference];
@@ -152,7 +159,7 @@ export function assemblePretrained(c: ExperimentConfig, seed: number, results: M
     seed,
     reference,
     ensemble,
-    panel: c.panel.map((m, i) => ({ name: m.name, gamma: m.gamma, result: find((j) => j.kind === "panel" && j.member === i) })),
+    panel: c.panel.map((m, i) => ({ name: m.name, gamma: m.gamma, result: find((j) => j.kind === "panel" && j.member === i, c.seedBase) })),
     basePolicy: find((j) => j.kind === "policy"),
   };
 }
@@ -160,9 +167,9 @@ export function assemblePretrained(c: ExperimentConfig, seed: number, results: M
 /** Pretrains every model one seed needs, in this thread. */
 export async function pretrainAll(backend: EngineBackend, c: ExperimentConfig, seed: number, onStage?: (stage: string) => void): Promise<PretrainedSet> {
   const results = new Map<PretrainJob, PretrainResult>();
-  for (const job of pretrainJobs(c, seed)) {
+  for (const job of [...pretrainJobs(c, seed), ...panelJobs({ ...c, seedBase: seed })]) {
     onStage?.(describeJob(c, job));
     results.set(job, await runPretrainJob(backend, c, job));
   }
-  return assemblePretrained(c, seed, results);
+  return assemblePretrained({ ...c, seedBase: seed }, seed, results);
 }

@@ -1,0 +1,16 @@
+import { createBackend } from "./src/engine/backends";
+import { presetConfig } from "./src/experiment/presets";
+import { pretrainAll } from "./src/experiment/pretrain";
+import { runUnit } from "./src/experiment/runner";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import v8 from "node:v8";
+const { backend } = await createBackend("wasm");
+const cfg = presetConfig("persuasion-quick");
+const file = `/tmp/pcache/prof.bin`;
+let t = performance.now();
+const pre = existsSync(file) ? v8.deserialize(readFileSync(file)) : await pretrainAll(backend, cfg, 0);
+if (!existsSync(file)) writeFileSync(file, v8.serialize(pre));
+console.log("pretrain", performance.now() - t);
+t = performance.now();
+const m = await runUnit(backend, cfg, pre, (process.argv[2] ?? "single") as any);
+console.log("unit", performance.now() - t);
