@@ -104,14 +104,14 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   corpus: { dialogues: 4096 },
   simulator: {
     gamma: 10,
-    model: { d: 32, layers: 2, heads: 4, mlpRatio: 4 },
-    pretrain: { steps: 400, batch: 256, lr: 3e-3 },
+    model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },
+    pretrain: { steps: 300, batch: 128, lr: 3e-3 },
   },
   policy: {
     model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },
-    pretrain: { steps: 200, batch: 256, lr: 3e-3 },
+    pretrain: { steps: 150, batch: 128, lr: 3e-3 },
   },
-  rl: { steps: 150, prompts: 16, groupSize: 8, lr: 3e-3, klCoef: 0.01, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 25 },
+  rl: { steps: 120, prompts: 16, groupSize: 8, lr: 3e-3, klCoef: 0.01, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 20 },
   ensemble: { k: 3 },
   vs: { k: 5, selection: "random", fidelity: 1 },
   cotrain: { reward: "adversarial", lr: 1e-3, klCoef: 3 },
