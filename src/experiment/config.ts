@@ -38,6 +38,8 @@ export const ExperimentConfigSchema = z.strictObject({
   conditions: z.array(z.enum(CONDITIONS)).min(1),
   world: z.strictObject({
     cardInformativeness: num(0, 2), // κ: how much a persona card says about the latent type
+    replySharpness: num(0, 10), // how clearly a user's replies reveal their latent type
+    repeatDecay: num(0, 1), // the n-th use of one strategy moves willingness by decay^(n−1) of the first
   }),
   corpus: z.strictObject({
     dialogues: int(64), // human–behaviour-persuader dialogues the reference simulator and base policy learn from
@@ -100,7 +102,7 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   seeds: 3,
   seedBase: 0,
   conditions: [...CONDITIONS],
-  world: { cardInformativeness: 1 },
+  world: { cardInformativeness: 1, replySharpness: 2, repeatDecay: 0.3 },
   corpus: { dialogues: 4096 },
   simulator: {
     gamma: 10,

@@ -17,6 +17,8 @@ export function worldParams(c: ExperimentConfig, prior?: number[]): PersuasionPa
   return {
     ...DEFAULT_PARAMS,
     cardInformativeness: c.world.cardInformativeness,
+    replySharpness: c.world.replySharpness,
+    repeatDecay: c.world.repeatDecay,
     types: DEFAULT_PARAMS.types.map((t, z) => ({ ...t, prior: prior ? prior[z] / prior.reduce((a, b) => a + b, 0) : t.prior })),
   };
 }
