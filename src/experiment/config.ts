@@ -103,20 +103,17 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   seedBase: 0,
   conditions: [...CONDITIONS],
   world: { cardInformativeness: 1, replySharpness: 2, repeatDecay: 0.3 },
-  corpus: { dialogues: 16384 },
+  corpus: { dialogues: 4096 },
   simulator: {
     gamma: 10,
-    // a 1-layer d32 reference was accurate on behaviour-persuader states but not on the states an
-    // adaptive policy reaches (a policy trained against it at γ = 1 reached 37 % human success,
-    // against the exact Bayes predictive 52 %, against this one 51 %)
-    model: { d: 64, layers: 2, heads: 4, mlpRatio: 4 },
-    pretrain: { steps: 1000, batch: 128, lr: 3e-3 },
+    model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },
+    pretrain: { steps: 300, batch: 128, lr: 3e-3 },
   },
   policy: {
     model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },
     pretrain: { steps: 150, batch: 128, lr: 3e-3 },
   },
-  rl: { steps: 200, prompts: 16, groupSize: 8, lr: 3e-3, klCoef: 0.01, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 25 },
+  rl: { steps: 120, prompts: 16, groupSize: 8, lr: 3e-3, klCoef: 0.01, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 20 },
   ensemble: { k: 3 },
   vs: { k: 5, selection: "random", fidelity: 1 },
   cotrain: { reward: "adversarial", lr: 1e-3, klCoef: 3 },
