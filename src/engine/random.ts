@@ -1,5 +1,5 @@
 // Seeded randomness for the engine. Every random draw in engine code goes through an Rng
-// derived from a config seed; Math.random is never used.
+// derived from a config seed; the global unseeded generator is never used.
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 
