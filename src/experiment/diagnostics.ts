@@ -23,7 +23,7 @@ export interface SimulatorDiagnostics {
   scope: { zipf: number; concentration: number; entropy: number; mean: number } | null; // SCOPE's estimators (reference-free)
   referenceAware: { zipf: number; top1: number; entropyRatio: number } | null;
   modeCoverage: number; // fraction of the human modes with ≥ 5 sampled dialogues
-  replyEntropy: number; // mean entropy (nats) of its reply distribution over visited states
+  replyEntropy: number | null; // mean entropy (nats) of its reply distribution over visited states; null for humans (no distribution without a latent type)
 }
 
 export interface DiagnosticsReport {
@@ -158,7 +158,7 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
         scope: g?.scope ?? null,
         referenceAware: g?.referenceAware ?? null,
         modeCoverage: humanModes.length ? modeCoverage(modesOf(e.sim.name), humanModes).covered : 0,
-        replyEntropy: e.role === "humans" ? NaN : await meanReplyEntropy(bench, s, e.sim),
+        replyEntropy: e.role === "humans" ? null : await meanReplyEntropy(bench, s, e.sim),
       });
     }
     const union = (name: string, members: string[]) => ({ name, members, coverage: humanModes.length ? unionCoverage(members.map(modesOf), humanModes).covered : 0 });
@@ -170,7 +170,7 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       humanModes: humanModes.length,
       referenceKL: meanKL(refP),
       alignedKL: meanKL(alignedP),
-      simulators: simulators.map((s) => (Number.isNaN(s.replyEntropy) ? { ...s, replyEntropy: 0 } : s)),
+      simulators,
       unions: [union("ensemble (aligned simulators)", ensembleNames), union("held-out panel", panelNames)],
     };
   } finally {

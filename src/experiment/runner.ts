@@ -14,7 +14,7 @@ import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
 import { createOpponents } from "./conditions";
 import { encode } from "./encode";
 import { benchmarkFor, modelOptions, type PretrainedSet } from "./pretrain";
-import { groupedPersonas, outcome, play, type Outcome } from "./rollout";
+import { groupedPersonas, outcome, play } from "./rollout";
 
 export interface CurvePoint {
   step: number;
@@ -179,4 +179,3 @@ export async function runUnit(
   }
 }
 
-export type { Outcome };

@@ -1,7 +1,7 @@
 // The engine as one service object for a worker: it owns a backend, models by id and
 // cancellable jobs that report throttled progress. No Comlink here — workers/engine.worker.ts
 // exposes it — so the same object runs (and is tested) in Node without a worker.
-import type { BackendName, Dist, ModelOptions, PolicyHyper, StepHyper, StepStats, TokenBatch, TrainBatch, EngineBackend, EngineModel } from "../engine/backend";
+import type { Dist, ModelOptions, PolicyHyper, StepHyper, StepStats, TokenBatch, TrainBatch, EngineBackend, EngineModel } from "../engine/backend";
 import { validateCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import { createBackend, type BackendInfo, type BackendRequest } from "../engine/backends";
 import { Rng } from "../engine/random";
@@ -123,10 +123,6 @@ export class EngineService {
     const c = this.#jobs.get(jobId);
     c?.abort();
     return !!c;
-  }
-
-  backendName(): BackendName | null {
-    return this.#info?.name ?? null;
   }
 
   dispose(): void {
