@@ -40,6 +40,7 @@ export const ExperimentConfigSchema = z.strictObject({
     cardInformativeness: num(0, 2), // κ: how much a persona card says about the latent type
     replySharpness: num(0, 10), // how clearly a user's replies reveal their latent type
     repeatDecay: num(0, 1), // the n-th use of one strategy moves willingness by decay^(n−1) of the first
+    typePrior: z.array(num(0)).length(4).optional(), // the human population's latent-type mixture (skeptic, empathetic, frugal, social); default: the fitted one
   }),
   corpus: z.strictObject({
     dialogues: int(64), // human–behaviour-persuader dialogues the reference simulator and base policy learn from

@@ -85,19 +85,37 @@ function comparisons(conditions: ConditionReport[]): Comparison[] {
   return out;
 }
 
+/**
+ * Where finished tasks are kept so that an interrupted run resumes without redoing them (the app
+ * keeps them in IndexedDB). Tasks are deterministic, so a resumed run gives the same numbers.
+ */
+export interface TaskCache {
+  get(key: string): Promise<unknown>;
+  put(key: string, value: unknown): Promise<void>;
+}
+
+async function cached<T>(cache: TaskCache | undefined, key: string, compute: () => Promise<T>): Promise<T> {
+  const hit = (await cache?.get(key)) as T | undefined;
+  if (hit !== undefined) return hit;
+  const value = await compute();
+  await cache?.put(key, value);
+  return value;
+}
+
 export async function runExperiment(
   config: ExperimentConfig,
   executor: Executor,
-  opts: { backend: string; preset?: string; onProgress?: (p: ExperimentProgress) => void },
+  opts: { backend: string; preset?: string; onProgress?: (p: ExperimentProgress) => void; cache?: TaskCache },
 ): Promise<RunReport> {
   const t0 = performance.now();
+  const cache = opts.cache;
   const seeds = seedsOf(config);
   const jobs = [...panelJobs(config), ...seeds.flatMap((s) => pretrainJobs(config, s))];
   const results = new Map<PretrainJob, PretrainResult>();
   let done = 0;
   await Promise.all(
     jobs.map(async (job) => {
-      results.set(job, await executor.run({ kind: "pretrain", config, job }));
+      results.set(job, await cached(cache, `pretrain:${JSON.stringify(job)}`, () => executor.run({ kind: "pretrain", config, job })));
       opts.onProgress?.({ phase: "pretrain", done: ++done, total: jobs.length, detail: job.kind === "panel" ? describeJob(config, job) : `seed ${job.seed}: ${describeJob(config, job)}` });
     }),
   );
@@ -112,17 +130,21 @@ export async function runExperiment(
   const [metrics, diagnostics] = await Promise.all([
     Promise.all(
       units.map(async ({ condition, seed }) => {
-        const m = await executor.run({ kind: "unit", config, pretrained: pretrained.get(seed)!, condition }, (unit) =>
-          opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit }),
+        const m = await cached(cache, `unit:${condition}:${seed}`, () =>
+          executor.run({ kind: "unit", config, pretrained: pretrained.get(seed)!, condition }, (unit) =>
+            opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit }),
+          ),
         );
         trained++;
+        const last = m.curve[m.curve.length - 1];
+        opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit: { condition, seed, step: last?.step ?? 0, steps: last?.step ?? 0, point: last } });
         return { condition, m };
       }),
     ),
     Promise.all(
       diagSeeds.map(async (seed) => {
         const t = performance.now();
-        const d = await executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! });
+        const d = await cached(cache, `diagnose:${seed}`, () => executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! }));
         diagMs += performance.now() - t;
         opts.onProgress?.({ phase: "diagnose", done: ++diagnosed, total: diagSeeds.length, detail: `seed ${seed}` });
         return d;

@@ -13,7 +13,8 @@ import { Rng } from "../engine/random";
 import type { ExperimentConfig } from "./config";
 import { encode, type Role } from "./encode";
 
-export function worldParams(c: ExperimentConfig, prior?: number[]): PersuasionParams {
+export function worldParams(c: ExperimentConfig, skew?: number[]): PersuasionParams {
+  const prior = skew ?? c.world.typePrior;
   return {
     ...DEFAULT_PARAMS,
     cardInformativeness: c.world.cardInformativeness,

@@ -36,7 +36,20 @@ export interface SeedMetrics {
   heldoutByMember: Record<string, number>;
   strategyHistogram: Record<string, number>; // share of the policy's acts with humans
   curve: CurvePoint[];
+  samples: DialogueSample[]; // a few final dialogues with humans and with the training simulator, for reading
 }
+
+export interface DialogueSample {
+  opponent: "humans" | "train";
+  card: number[];
+  type: number; // latent type (humans); −1 for simulators
+  acts: number[];
+  reward: number;
+  success: boolean;
+}
+
+/** Dialogues kept per opponent in SeedMetrics.samples. */
+export const SAMPLES_PER_OPPONENT = 12;
 
 export interface UnitProgress {
   condition: ConditionId;
@@ -71,6 +84,7 @@ export async function runUnit(
   condition: ConditionId,
   onProgress?: (p: UnitProgress) => void,
   signal?: AbortSignal,
+  gate?: () => Promise<void>, // awaited before every RL step: the app pauses and steps a run here
 ): Promise<SeedMetrics> {
   const bench = benchmarkFor(config);
   const opts = modelOptions(bench, config);
@@ -138,6 +152,7 @@ export async function runUnit(
       scaleByStd: true,
     };
     for (let step = 1; step <= steps && opponents; step++) {
+      await gate?.();
       signal?.throwIfAborted();
       const sim = opponents.simulatorFor(step, rng);
       const personas = groupedPersonas(sim, config.rl.prompts, config.rl.groupSize, rng);
@@ -157,6 +172,9 @@ export async function runUnit(
     const heldoutByMember: Record<string, number> = {};
     for (const sim of panel) heldoutByMember[sim.name] = (await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)).outcome.success;
     const trainSuccess = await successAgainst(trainSims(), config.eval.episodes, finalRng, true);
+    const trainPlay = await evaluate(bench, policy, trainSims()[0], SAMPLES_PER_OPPONENT, finalRng.fork(7), T, cap);
+    const sample = (opponent: DialogueSample["opponent"], p: Awaited<ReturnType<typeof evaluate>>["played"]): DialogueSample[] =>
+      p.dialogues.slice(0, SAMPLES_PER_OPPONENT).map((d, i) => ({ opponent, card: d.card, type: p.personas[i].type, acts: d.acts, reward: bench.reward(d), success: bench.success(d) }));
     const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent"));
     const histogram: Record<string, number> = {};
     const allActs = agentSeqs.flat();
@@ -172,6 +190,7 @@ export async function runUnit(
       heldoutByMember,
       strategyHistogram: histogram,
       curve,
+      samples: [...sample("humans", human.played), ...sample("train", trainPlay.played)],
     };
   } finally {
     opponents?.dispose();

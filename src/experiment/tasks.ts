@@ -14,12 +14,18 @@ export type Task =
 
 export type TaskResult<T extends Task> = T extends { kind: "pretrain" } ? PretrainResult : T extends { kind: "unit" } ? SeedMetrics : DiagnosticsReport;
 
-export async function executeTask(backend: EngineBackend, task: Task, onProgress?: (p: UnitProgress) => void, signal?: AbortSignal): Promise<PretrainResult | SeedMetrics | DiagnosticsReport> {
+export async function executeTask(
+  backend: EngineBackend,
+  task: Task,
+  onProgress?: (p: UnitProgress) => void,
+  signal?: AbortSignal,
+  gate?: () => Promise<void>,
+): Promise<PretrainResult | SeedMetrics | DiagnosticsReport> {
   switch (task.kind) {
     case "pretrain":
       return runPretrainJob(backend, task.config, task.job);
     case "unit":
-      return runUnit(backend, task.config, task.pretrained, task.condition, onProgress, signal);
+      return runUnit(backend, task.config, task.pretrained, task.condition, onProgress, signal, gate);
     case "diagnose":
       return diagnose(backend, task.config, task.pretrained);
   }
