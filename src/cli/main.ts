@@ -13,6 +13,7 @@ import { runExperiment, type ExperimentProgress, type RunReport } from "../exper
 import { InlineExecutor, type Executor } from "../experiment/tasks";
 import { NodeWorkerExecutor } from "../experiment/node-executor";
 import type { Summary } from "../experiment/stats";
+import { vsParseJson } from "../lm/vs-parse";
 
 const USAGE_ERROR = 2;
 
@@ -115,6 +116,16 @@ program
       writeFileSync(opts.out, JSON.stringify(report, null, 1) + "\n");
       log(`report written to ${opts.out}`);
     }
+  });
+
+program
+  .command("vs-parse")
+  .description("read a Verbalized Sampling reply on stdin; print its candidates and warnings as JSON")
+  .option("--k <n>", "number of candidates asked for", integer(1))
+  .action(async (opts: { k?: number }) => {
+    let raw = "";
+    for await (const chunk of process.stdin.setEncoding("utf8")) raw += chunk;
+    process.stdout.write(vsParseJson(raw, opts.k) + "\n");
   });
 
 function usageError(message: string): never {

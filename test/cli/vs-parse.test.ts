@@ -1,0 +1,70 @@
+// `collapse-lab vs-parse [--k N]` through the real command (`node bin/collapse-lab.mjs`, cwd = the
+// project root): raw model output on stdin, `{"candidates":[{"text","probability"}],"warnings":[…]}`
+// on stdout, exit 0 even when nothing can be read; a bad flag exits 2 with one clear line.
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseVs } from "../../src/lm/vs-parse";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+function vsParse(args: string[], stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ["bin/collapse-lab.mjs", "vs-parse", ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b) => (stdout += b));
+    child.stderr.on("data", (b) => (stderr += b));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`collapse-lab vs-parse ${args.join(" ")} did not finish in 60 s\n${stderr}`));
+    }, 60_000);
+    child.on("error", fail);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+    child.stdin.end(stdin);
+  });
+}
+
+const TRUNCATED = `{"responses": [{"text": "I'll give $1.", "probability": 0.5}, {"text": "No tha`;
+const TAGS = "<response><text>Sure, $0.50.</text><probability>60%</probability></response><response><text>Not today.</text><probability>40%</probability></response>";
+
+describe("collapse-lab vs-parse", () => {
+  it("prints the candidates and warnings as JSON, the same as parseVs, and exits 0", { timeout: 120_000 }, async () => {
+    const runs = await Promise.all([
+      vsParse(["--k", "3"], TRUNCATED),
+      vsParse([], TAGS),
+      vsParse(["--k", "5"], "I'm not really sure what you mean. 🤔"), // nothing parseable
+      vsParse([], ""), // empty
+    ]);
+    const expected = [parseVs(TRUNCATED, { k: 3 }), parseVs(TAGS), parseVs("I'm not really sure what you mean. 🤔", { k: 5 }), parseVs("")];
+    runs.forEach((r, i) => {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toBe("");
+      const out = JSON.parse(r.stdout);
+      expect(Object.keys(out)).toEqual(["candidates", "warnings"]);
+      expect(out).toEqual({ candidates: expected[i].candidates, warnings: expected[i].warnings });
+    });
+    const [truncated, tags, raw] = runs.map((r) => JSON.parse(r.stdout));
+    expect(truncated.candidates).toEqual([{ text: "I'll give $1.", probability: 1 }]);
+    expect(truncated.warnings.length).toBe(4);
+    expect(tags.candidates).toEqual([
+      { text: "Sure, $0.50.", probability: 0.6 },
+      { text: "Not today.", probability: 0.4 },
+    ]);
+    expect(raw.candidates).toEqual([{ text: "I'm not really sure what you mean. 🤔", probability: 1 }]);
+  });
+
+  it("a bad flag prints one clear line and exits 2", { timeout: 120_000 }, async () => {
+    const runs = await Promise.all([vsParse(["--k", "0"], "x"), vsParse(["--k", "many"], "x"), vsParse(["--bogus"], "x")]);
+    for (const r of runs) {
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    }
+    expect(runs[0].stderr).toMatch(/--k.*integer ≥ 1/);
+    expect(runs[2].stderr).toMatch(/unknown option '--bogus'/);
+  });
+});
