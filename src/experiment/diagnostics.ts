@@ -3,6 +3,8 @@
 // give γ by maximum likelihood against its own known reference network, SCOPE's three rough
 // estimators, reference-aware estimators, and behavioural-mode coverage of the modes humans show.
 // The reference's KL to the exact Bayes predictive says how well pretraining learned humans.
+// Reply tables show every simulator's reply distribution at a few fixed, readable dialogue states
+// next to the Bayes predictive and each latent type's own replies (the app's Simulators page).
 import type { Benchmark, Dialogue } from "../benchmarks/types";
 import type { EngineBackend, EngineModel } from "../engine/backend";
 import { Rng } from "../engine/random";
@@ -26,6 +28,25 @@ export interface SimulatorDiagnostics {
   replyEntropy: number | null; // mean entropy (nats) of its reply distribution over visited states; null for humans (no distribution without a latent type)
 }
 
+/** One simulator's (or the oracle's, or one latent type's) reply distribution at a state. */
+export interface ReplyRow {
+  name: string;
+  role: SimulatorDiagnostics["role"] | "bayes" | "type"; // "type": humans of one latent type
+  probs: number[]; // over ReplyTable.acts, 4 significant digits
+}
+
+/** Reply distributions at one representative dialogue state. */
+export interface ReplyTable {
+  id: string; // stable key, e.g. "after-emotion"
+  label: string; // the state in words, e.g. "after an emotional appeal"
+  card: number[]; // the persona card the simulators see (a neutral one: posterior closest to the prior)
+  cardText: string;
+  dialogue: { speaker: "agent" | "user"; act: string; text: string }[]; // so far, first template of each act
+  acts: string[]; // the user acts allowed next: the columns of every row
+  posterior: number[]; // p(latent type | card, dialogue), in the population's type order
+  rows: ReplyRow[];
+}
+
 export interface DiagnosticsReport {
   seed: number;
   dialogues: number; // sampled per simulator
@@ -34,6 +55,72 @@ export interface DiagnosticsReport {
   alignedKL: number; // the same for the aligned simulator
   simulators: SimulatorDiagnostics[];
   unions: { name: string; members: string[]; coverage: number }[];
+  replyTables?: ReplyTable[]; // absent in reports written before reply tables existed
+}
+
+/**
+ * The representative states (persuasion act names): openings with one strategy of each family,
+ * the donation decision, and mid-dialogue states after a reply that reveals a type, so that the
+ * types' different answers — and a collapsed simulator's single answer — show.
+ */
+const REPLY_STATES: { id: string; label: string; acts: string[] }[] = [
+  { id: "after-greeting", label: "after the greeting", acts: ["greeting"] },
+  { id: "after-emotion", label: "after an emotional appeal", acts: ["emotion"] },
+  { id: "after-credibility", label: "after a credibility appeal", acts: ["credibility"] },
+  { id: "after-personal-inquiry", label: "after a personal inquiry", acts: ["personal-inquiry"] },
+  { id: "ask-after-greeting", label: "the donation decision, asked right after a neutral opening", acts: ["greeting", "neutral", "ask"] },
+  { id: "after-cost-objection", label: "a small ask after a cost objection (reveals the frugal type)", acts: ["greeting", "object-cost", "foot-in-the-door"] },
+  { id: "after-trust-objection", label: "a logical appeal after a trust objection (reveals the skeptic)", acts: ["credibility", "object-trust", "logical"] },
+  { id: "ask-after-sharing", label: "the donation decision after the persuadee shared something personal", acts: ["emotion", "share-personal", "ask"] },
+];
+
+/** The card whose type posterior is closest (in KL) to the prior: it tells a simulator least. */
+function neutralCard(bench: Benchmark): number[] {
+  const prior = bench.population.types.map((t) => t.prior);
+  let best = { card: [] as number[], kl: Infinity };
+  for (const { card } of bench.population.cardDistribution()) {
+    const kl = klDivergence(bench.population.posterior({ card, acts: [] }), prior);
+    if (kl < best.kl) best = { card, kl };
+  }
+  return best.card;
+}
+
+const round4 = (x: number) => Number(x.toPrecision(4));
+
+/** Reply tables at REPLY_STATES for the given simulators (states whose acts the benchmark lacks are skipped). */
+export async function replyTables(bench: Benchmark, sims: { sim: UserSimulator; role: SimulatorDiagnostics["role"] }[]): Promise<ReplyTable[]> {
+  const index = new Map(bench.acts.map((a, i) => [a.name, i]));
+  const card = neutralCard(bench);
+  const cardText = card.map((c) => bench.acts[c].templates[0]).join(", ");
+  const states = REPLY_STATES.flatMap((s) => {
+    const acts = s.acts.map((n) => index.get(n));
+    if (acts.some((a) => a === undefined)) return [];
+    const d: Dialogue = { card, acts: acts as number[] };
+    return bench.turn(d) === "user" ? [{ ...s, d }] : [];
+  });
+  const dialogues = states.map((s) => s.d);
+  const V = bench.acts.length;
+  const oracle = await new BayesPredictive(bench).distribution(dialogues);
+  const dists: { name: string; role: SimulatorDiagnostics["role"]; p: Float64Array }[] = [];
+  for (const { sim, role } of sims) dists.push({ name: sim.name, role, p: await sim.distribution(dialogues, []) });
+  return states.map((s, j) => {
+    const allowed = allowedOf(bench, s.d);
+    const row = (p: ArrayLike<number>, off = 0) => allowed.map((a) => round4(p[off + a]));
+    return {
+      id: s.id,
+      label: s.label,
+      card: [...card],
+      cardText,
+      dialogue: bench.render(s.d),
+      acts: allowed.map((a) => bench.acts[a].name),
+      posterior: Array.from(bench.population.posterior(s.d), round4),
+      rows: [
+        { name: "Bayes predictive (humans)", role: "bayes" as const, probs: row(oracle, j * V) },
+        ...dists.map((x) => ({ name: x.name, role: x.role, probs: row(x.p, j * V) })),
+        ...bench.population.types.map((t, z) => ({ name: `humans: ${t.name}`, role: "type" as const, probs: row(bench.population.replyProbs(z, s.d)) })),
+      ],
+    };
+  });
 }
 
 interface Samples {
@@ -172,6 +259,8 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       alignedKL: meanKL(alignedP),
       simulators,
       unions: [union("ensemble (aligned simulators)", ensembleNames), union("held-out panel", panelNames)],
+      // the co-training pool exists only while its condition trains, so it has no row here
+      replyTables: await replyTables(bench, entries.filter((e) => e.role !== "humans")),
     };
   } finally {
     for (const m of owned) m.dispose();
