@@ -1,0 +1,159 @@
+// Prompts that make a real LM play the persuadee of the persuasion game (DESIGN §3.1, §4): the
+// persona card in words and the dialogue so far rendered with the act templates (agent =
+// "Persuader", user = "You"), then
+//   (a) Direct — chat messages asking for the persuadee's next reply only,
+//   (b) VS — the same, asking for k replies with probabilities as JSON, in the wording of the
+//       Verbalized Sampling dialogue-simulation prompt (Zhang et al. 2025, arXiv 2510.01171;
+//       CHATS-lab/verbalized-sampling: "Generate 5 different responses to your interlocutor that
+//       are coherent with the chat history and aligned with your persona …"),
+//   (c) a plain-text transcript for base models (no chat template) to score replies under,
+//   (d) the act-label prompt of the LM simulator: its continuations are short natural phrases,
+//       one per allowed user act, whose log-likelihoods give a distribution over acts.
+// Everything is deterministic (the first template of each act), so equal dialogues give equal
+// prompts and scores can be cached.
+import type { Dialogue } from "../benchmarks/types";
+import { ACTS, AMOUNT_ACTS, AMOUNTS, CARD_ACTS, CLASS, MASK_CLASSES, turn, userClass } from "../benchmarks/persuasion/world";
+import type { ChatMessage, LmPrompt } from "./types";
+
+export const AGENT_NAME = "Persuader";
+export const USER_NAME = "You"; // in chat prompts, where the model is the persuadee
+export const BASE_USER_NAME = "Persuadee"; // in third-person transcripts for base models
+
+const TASK =
+  "You are taking part in an online study. You are chatting with another participant, the Persuader, " +
+  "who will try to convince you to donate some of your $2 task payment to Save the Children, a charity that helps children in need. " +
+  "You may donate any amount from $0 to $2; whatever you give comes out of your payment.";
+
+/** The persona card in words, e.g. "agreeable, not very caring and rational". */
+export function describeCard(card: readonly number[]): string {
+  const traits = card.map((t) => {
+    if (!CARD_ACTS.includes(t)) throw new Error(`describeCard: token ${t} is not a persuasion card trait`);
+    return ACTS[t].templates[0];
+  });
+  return traits.length <= 1 ? traits.join("") : `${traits.slice(0, -1).join(", ")} and ${traits[traits.length - 1]}`;
+}
+
+/** The dialogue as "Speaker: text" lines, each act said with its first template. */
+export function renderTranscript(d: Dialogue, names: { agent: string; user: string } = { agent: AGENT_NAME, user: USER_NAME }): string {
+  return d.acts
+    .map((a, i) => {
+      const act = ACTS[a];
+      if (!act) throw new Error(`renderTranscript: act ${a} is not a persuasion act`);
+      const speaker = turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent" ? names.agent : names.user;
+      return `${speaker}: ${act.templates[0]}`;
+    })
+    .join("\n");
+}
+
+/** True when the persuadee must now state a donation (after an ask, or after the last exchange). */
+export const decisionDue = (d: Dialogue) => userClass(d) === CLASS.amount;
+
+function checkUserTurn(d: Dialogue, fn: string) {
+  const t = turn(d);
+  if (t !== "user") throw new Error(`${fn}: the dialogue (${d.acts.length} acts) is ${t === "done" ? "over" : "at the Persuader's turn"}, not the persuadee's`);
+}
+
+function systemPrompt(d: Dialogue): string {
+  const lines = [TASK, `Your personality: you are ${describeCard(d.card)}.`, "Stay in character and answer as this person would, in one or two short sentences."];
+  if (decisionDue(d)) lines.push("It is time to decide: say how much you will donate, from $0 to $2.");
+  return lines.join("\n");
+}
+
+function conversation(d: Dialogue): string {
+  return `The conversation so far:\n\n${renderTranscript(d)}`;
+}
+
+/** (a) Direct: one reply, as chat messages. */
+export function directPrompt(d: Dialogue): { chat: ChatMessage[] } {
+  checkUserTurn(d, "directPrompt");
+  return {
+    chat: [
+      { role: "system", content: systemPrompt(d) },
+      { role: "user", content: `${conversation(d)}\n\nWrite your next reply to the Persuader. Output ONLY the reply, with no explanation or extra text.` },
+    ],
+  };
+}
+
+export interface VsPromptOptions {
+  k?: number; // candidates asked for; default 5 (SCOPE's and the VS paper's setting)
+  /** VS-Standard's optional tail instruction: ask that each response have probability below this. */
+  probabilityBelow?: number;
+}
+
+/** (b) Verbalized Sampling: k replies with probabilities, as JSON {"responses":[{"text","probability"}]}. */
+export function vsPrompt(d: Dialogue, opts: VsPromptOptions = {}): { chat: ChatMessage[] } {
+  checkUserTurn(d, "vsPrompt");
+  const k = opts.k ?? 5;
+  if (!(Number.isInteger(k) && k >= 1)) throw new Error(`vsPrompt: k must be a positive integer, got ${k}`);
+  const below = opts.probabilityBelow;
+  if (below !== undefined && !(below > 0 && below <= 1)) throw new Error(`vsPrompt: probabilityBelow must lie in (0, 1], got ${below}`);
+  const vs = [
+    `Generate ${k} different responses to your interlocutor that are coherent with the chat history and aligned with your persona.`,
+    `Output in JSON format with the key "responses" (a list of dicts with "text" and "probability"). ` +
+      `The "text" field is your reply only; the "probability" field represents the empirical probability of each response, ranging from 0 to 1.`,
+    ...(below !== undefined ? [`Randomly sample the responses from the full distribution, with the probability of each response below ${below}.`] : []),
+    "Only output the JSON object, no other text.",
+  ].join("\n");
+  return {
+    chat: [
+      { role: "system", content: `${systemPrompt(d)}\n\n${vs}` },
+      { role: "user", content: `${conversation(d)}\n\nGenerate ${k} possible next replies of yours to the Persuader.` },
+    ],
+  };
+}
+
+/**
+ * (c) For base models: a third-person transcript ending in "Persuadee:", so that a reply r is
+ * scored as the continuation `baseContinuation(r)`.
+ */
+export function baseTextPrompt(d: Dialogue): { text: string } {
+  checkUserTurn(d, "baseTextPrompt");
+  const header =
+    "The following is a chat from an online study. The Persuader tries to convince the Persuadee to donate some of their " +
+    `$2 task payment to Save the Children, a charity for children in need. The Persuadee is ${describeCard(d.card)}.`;
+  return { text: `${header}\n\n${renderTranscript(d, { agent: AGENT_NAME, user: BASE_USER_NAME })}\n${BASE_USER_NAME}:` };
+}
+
+/** A reply as a continuation of `baseTextPrompt`: one leading space, no trailing whitespace. */
+export const baseContinuation = (reply: string) => ` ${reply.trim()}`;
+
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+// Act labels for the LM simulator
+
+/**
+ * The phrase that stands for each user act: the first template of each talk act, and the same
+ * sentence for every amount ("I will donate $1.50.") so that amounts differ only in the number.
+ */
+export function actLabel(act: number): string {
+  const a = ACTS[act];
+  if (!a || (a.kind !== "user" && a.kind !== "outcome")) throw new Error(`actLabel: act ${act} is not a user act`);
+  if (a.kind === "outcome") return `I will donate $${AMOUNTS[AMOUNT_ACTS.indexOf(act)].toFixed(2)}.`;
+  return a.templates[0];
+}
+
+export type LabelPromptStyle = "text" | "chat";
+
+export interface ActLabelPrompt {
+  prompt: LmPrompt;
+  acts: number[]; // the allowed user acts, in vocabulary order
+  continuations: string[]; // what is scored for each act (label, with a leading space in text style)
+}
+
+/**
+ * The prompt whose continuations are the allowed user acts' labels: `text` (default) is the
+ * base-model transcript ending in "Persuadee:", whose continuations are " " + label; `chat` is
+ * the Direct prompt, whose assistant reply is the label itself.
+ */
+export function actLabelPrompt(d: Dialogue, style: LabelPromptStyle = "text"): ActLabelPrompt {
+  checkUserTurn(d, "actLabelPrompt");
+  const acts = [...MASK_CLASSES[userClass(d)].allowed];
+  const labels = acts.map(actLabel);
+  if (style === "text") return { prompt: baseTextPrompt(d), acts, continuations: labels.map(baseContinuation) };
+  if (style === "chat") return { prompt: directPrompt(d), acts, continuations: labels };
+  throw new Error(`actLabelPrompt: unknown style ${JSON.stringify(style satisfies never)}`);
+}
+
+/** A stable key for a prompt (for caching scores). */
+export function promptKey(p: LmPrompt): string {
+  return "text" in p ? `t:${p.text}` : `c:${JSON.stringify(p.chat)}`;
+}
