@@ -1,0 +1,245 @@
+// The experiment page's state: the URL state (preset + overrides + seeds + backend), the run's
+// status, live learning curves, the final RunReport. Runs go to an Executor (web workers in the
+// app, inline in tests); finished tasks are kept in the RunStore so a run can be resumed.
+import type { BackendName } from "../../engine/backend";
+import type { BackendInfo } from "../../engine/backends";
+import type { ModelConfig } from "../../engine/config";
+import type { ConditionId } from "../../experiment/config";
+import { runExperiment, type ExperimentProgress, type RunReport } from "../../experiment/experiment";
+import { benchmarkFor, modelConfig, modelOptions } from "../../experiment/pretrain";
+import type { CurvePoint } from "../../experiment/runner";
+import type { Executor } from "../../experiment/tasks";
+import type { BackendDecision } from "../lib/backend-choice";
+import type { RunStore, StoredRun } from "../lib/run-store";
+import { configWith, DEFAULT_STATE, formatUrlState, withSet, type BackendChoice, type UrlState } from "../lib/url-state";
+
+export type RunStatus = "idle" | "starting" | "running" | "paused" | "done" | "stopped" | "error";
+
+/** An executor the page can pause, step, resume and stop. */
+export interface ControlledExecutor extends Executor {
+  pause?(): Promise<void>;
+  resume?(): Promise<void>;
+  step?(): Promise<void>;
+  info?(): Promise<BackendInfo>;
+}
+
+export interface ExperimentDeps {
+  createExecutor(parallelism: number, backend: BackendName): ControlledExecutor;
+  decideBackend(choice: BackendChoice, model: ModelConfig, rows: number): Promise<BackendDecision>;
+  parallelism: number;
+  store?: RunStore;
+}
+
+export interface CurveRow {
+  condition: ConditionId;
+  seed: number;
+  step: number;
+  metric: "training simulator" | "held-out panel" | "humans";
+  value: number;
+}
+
+export class ExperimentState {
+  url = $state<UrlState>({ ...DEFAULT_STATE, sets: [] });
+  problems = $state<string[]>([]);
+  status = $state<RunStatus>("idle");
+  error = $state<string | null>(null);
+  progress = $state<ExperimentProgress | null>(null);
+  /** Learning curves by `${condition}:${seed}`. */
+  curves = $state<Record<string, CurvePoint[]>>({});
+  report = $state<RunReport | null>(null);
+  /** Where the shown report came from. */
+  source = $state<"live" | "recorded" | "stored" | "imported" | null>(null);
+  backend = $state<BackendDecision | null>(null);
+  runId = $state<string | null>(null);
+  startedAt = $state<number | null>(null);
+  finishedAt = $state<number | null>(null);
+
+  readonly resolved = $derived.by(() => {
+    try {
+      return { config: configWith(this.url), error: null };
+    } catch (e) {
+      return { config: null, error: (e as Error).message };
+    }
+  });
+
+  /** Every curve point as rows for the charts. */
+  readonly curveRows = $derived.by(() => {
+    const rows: CurveRow[] = [];
+    const source = this.report && this.source !== "live" ? curvesOf(this.report) : this.curves;
+    for (const [key, points] of Object.entries(source)) {
+      const [condition, seed] = key.split(":");
+      for (const p of points) {
+        const base = { condition: condition as ConditionId, seed: Number(seed), step: p.step };
+        rows.push({ ...base, metric: "training simulator", value: p.train });
+        rows.push({ ...base, metric: "held-out panel", value: p.heldout });
+        rows.push({ ...base, metric: "humans", value: p.human });
+      }
+    }
+    return rows.filter((r) => r.value !== null && Number.isFinite(r.value));
+  });
+
+  readonly busy = $derived(this.status === "starting" || this.status === "running" || this.status === "paused");
+
+  #executor: ControlledExecutor | null = null;
+  #stopped = false;
+  #lastSave = 0;
+
+  constructor(readonly deps: ExperimentDeps) {}
+
+  get shareUrl(): string {
+    return formatUrlState(this.url);
+  }
+
+  setUrl(state: UrlState, problems: string[] = []): void {
+    this.url = state;
+    this.problems = problems;
+  }
+
+  /** Sets one override (undefined removes it). */
+  set(path: string, value: unknown): void {
+    this.url = { ...this.url, sets: withSet(this.url.sets, path, value) };
+  }
+
+  /** The value of a config path in the resolved config. */
+  get(path: string): unknown {
+    let node: unknown = this.resolved.config;
+    for (const k of path.split(".")) node = (node as Record<string, unknown> | null)?.[k];
+    return node;
+  }
+
+  showReport(report: RunReport, source: "recorded" | "stored" | "imported", runId: string | null = null): void {
+    if (this.busy) return;
+    this.report = report;
+    this.source = source;
+    this.runId = runId;
+    this.curves = {};
+    this.status = "idle";
+    this.error = null;
+  }
+
+  /** Starts a run of the current URL state, or resumes a stored one. */
+  async run(resume?: StoredRun): Promise<RunReport | null> {
+    if (this.busy) return null;
+    if (resume) this.url = { ...resume.url, autorun: false };
+    const config = this.resolved.config;
+    if (!config) {
+      this.status = "error";
+      this.error = this.resolved.error;
+      return null;
+    }
+    this.#stopped = false;
+    this.status = "starting";
+    this.error = null;
+    this.report = null;
+    this.source = "live";
+    this.curves = {};
+    this.progress = null;
+    this.startedAt = Date.now();
+    this.finishedAt = null;
+    let executor: ControlledExecutor | null = null;
+    try {
+      const bench = benchmarkFor(config);
+      const opts = modelOptions(bench, config);
+      this.backend = await this.deps.decideBackend(this.url.backend, modelConfig(bench, config.simulator.model, "simulator"), opts.capacity);
+      const units = config.conditions.length * config.seeds;
+      executor = this.deps.createExecutor(Math.max(1, Math.min(this.deps.parallelism, units)), this.backend.name);
+      this.#executor = executor;
+      const info = await executor.info?.();
+      if (info && info.name !== this.backend.name) {
+        this.backend = { ...this.backend, name: info.name as "webgpu" | "wasm", reason: `fell back to ${info.name}: ${info.fallbackReason}`, notice: `WebGPU could not start (${info.fallbackReason}); running on ${info.name}.` };
+      }
+      if (this.#stopped) throw new Error("stopped");
+      const id = resume?.id ?? newRunId();
+      this.runId = id;
+      const stored: StoredRun = {
+        id,
+        createdAt: resume?.createdAt ?? Date.now(),
+        updatedAt: Date.now(),
+        status: "running",
+        title: `${this.url.preset}${this.url.sets.length ? " (modified)" : ""}, ${config.seeds} seed${config.seeds > 1 ? "s" : ""}`,
+        url: $state.snapshot(this.url),
+        backend: this.backend.name,
+        tasksDone: 0,
+        tasksTotal: 0,
+      };
+      await this.deps.store?.put(stored);
+      this.status = "running";
+      const report = await runExperiment(config, executor, {
+        backend: this.backend.name,
+        preset: this.url.preset,
+        cache: this.deps.store?.taskCache(id),
+        onProgress: (p) => this.#onProgress(p, stored),
+      });
+      if (this.#stopped) throw new Error("stopped");
+      this.report = report;
+      this.status = "done";
+      this.finishedAt = Date.now();
+      await this.deps.store?.put({ ...stored, status: "done", report: JSON.parse(JSON.stringify(report)) as RunReport, tasksDone: stored.tasksTotal });
+      return report;
+    } catch (e) {
+      if (this.#stopped) {
+        this.status = "stopped";
+      } else {
+        this.status = "error";
+        this.error = (e as Error).message;
+      }
+      if (this.runId) {
+        const s = await this.deps.store?.get(this.runId);
+        if (s && s.status === "running") await this.deps.store?.put({ ...s, status: "interrupted" });
+      }
+      return null;
+    } finally {
+      this.#executor = null;
+      await executor?.close();
+    }
+  }
+
+  #onProgress(p: ExperimentProgress, stored: StoredRun): void {
+    this.progress = p;
+    if (p.phase === "train" && p.unit.point) {
+      const key = `${p.unit.condition}:${p.unit.seed}`;
+      const list = this.curves[key] ?? (this.curves[key] = []);
+      if (list.length === 0 || list[list.length - 1].step < p.unit.point.step) list.push(p.unit.point);
+    }
+    // keep the stored run's progress roughly current (every few seconds)
+    if (this.deps.store && Date.now() - this.#lastSave > 3000) {
+      this.#lastSave = Date.now();
+      void this.deps.store.put({ ...stored, tasksDone: p.done, tasksTotal: p.total, status: "running" });
+    }
+  }
+
+  async pause(): Promise<void> {
+    if (this.status !== "running") return;
+    await this.#executor?.pause?.();
+    this.status = "paused";
+  }
+
+  async resume(): Promise<void> {
+    if (this.status !== "paused") return;
+    await this.#executor?.resume?.();
+    this.status = "running";
+  }
+
+  /** One RL step of every running unit, then paused. */
+  async step(): Promise<void> {
+    if (this.status !== "paused" && this.status !== "running") return;
+    await this.#executor?.step?.();
+    this.status = "paused";
+  }
+
+  async stop(): Promise<void> {
+    if (!this.busy) return;
+    this.#stopped = true;
+    await this.#executor?.close();
+  }
+}
+
+function curvesOf(report: RunReport): Record<string, CurvePoint[]> {
+  const out: Record<string, CurvePoint[]> = {};
+  for (const c of report.conditions) for (const s of c.seeds) out[`${c.id}:${s.seed}`] = s.curve;
+  return out;
+}
+
+function newRunId(): string {
+  return `run-${new Date().toISOString().replace(/[:.]/g, "-")}-${Math.random().toString(36).slice(2, 7)}`;
+}

@@ -1,0 +1,64 @@
+// Reading a RunReport back (an imported file, a recorded run, a stored run): the parts the app
+// draws from are checked with zod, so a bad file gets a message naming what is wrong instead of
+// a broken page. Numbers written as null by JSON (NaN) are accepted where a metric may be NaN.
+import { z } from "zod";
+import { CONDITIONS, validateConfig } from "./config";
+import { REPORT_SCHEMA, type RunReport } from "./experiment";
+
+const num = z.number().nullable();
+const summary = z.looseObject({ mean: z.number(), lo: z.number(), hi: z.number() });
+const point = z.looseObject({ step: z.number(), train: num, heldout: num, human: num, entropy: num });
+const seed = z.looseObject({
+  seed: z.number(),
+  trainSuccess: z.number(),
+  heldoutSuccess: z.number(),
+  humanSuccess: z.number(),
+  policyEntropy: z.number(),
+  curve: z.array(point),
+});
+const ReportSchema = z.looseObject({
+  schema: z.literal(REPORT_SCHEMA),
+  config: z.unknown(),
+  env: z.looseObject({ backend: z.string() }),
+  conditions: z
+    .array(
+      z.looseObject({
+        id: z.enum(CONDITIONS),
+        seeds: z.array(seed).min(1),
+        summary: z.looseObject({ trainSuccess: summary, heldoutSuccess: summary, humanSuccess: summary, policyEntropy: summary }),
+      }),
+    )
+    .min(1),
+  simulators: z.array(z.unknown()),
+});
+
+export class ReportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ReportError";
+  }
+}
+
+/** Parses and checks a RunReport from JSON text; throws ReportError with a readable reason. */
+export function parseReport(text: string): RunReport {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new ReportError(`not JSON: ${(e as Error).message}`);
+  }
+  if (typeof data !== "object" || data === null) throw new ReportError("not a RunReport: expected a JSON object");
+  const schema = (data as { schema?: unknown }).schema;
+  if (schema !== REPORT_SCHEMA) throw new ReportError(`not a RunReport: "schema" is ${JSON.stringify(schema)}, expected "${REPORT_SCHEMA}"`);
+  const r = ReportSchema.safeParse(data);
+  if (!r.success) {
+    const first = r.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
+    throw new ReportError(`RunReport is malformed — ${first.join("; ")}`);
+  }
+  try {
+    validateConfig((data as { config: unknown }).config);
+  } catch (e) {
+    throw new ReportError(`RunReport's config is invalid — ${(e as Error).message}`);
+  }
+  return data as RunReport;
+}

@@ -1,0 +1,86 @@
+// One experiment worker of the app: an engine backend and the experiment's tasks (pretraining,
+// a condition × seed unit, diagnostics), one at a time, exposed with Comlink. Pause / step /
+// resume act through the gate the runner awaits before every RL step; cancel aborts the task.
+import * as Comlink from "comlink";
+import { createBackend, type BackendInfo } from "../src/engine/backends";
+import type { BackendName, EngineBackend } from "../src/engine/backend";
+import { executeTask, type Task } from "../src/experiment/tasks";
+import type { UnitProgress } from "../src/experiment/runner";
+import { microBenchmark, type MicroBenchmark } from "../src/app/lib/micro-benchmark";
+import type { ModelConfig } from "../src/engine/config";
+
+class ExperimentWorker {
+  #backend?: EngineBackend;
+  #info?: BackendInfo;
+  #paused = false;
+  #steps = 0; // RL steps still allowed while paused (Step)
+  #waiters: (() => void)[] = [];
+  #abort = new AbortController();
+
+  async init(backend: BackendName): Promise<BackendInfo> {
+    const { backend: b, info } = await createBackend(backend);
+    this.#backend = b;
+    this.#info = info;
+    return info;
+  }
+
+  /** Times train and sampling steps of a model of this size on this worker's backend. */
+  async benchmark(config: ModelConfig, rows: number): Promise<MicroBenchmark> {
+    if (!this.#backend) throw new Error("worker not initialised");
+    return microBenchmark(this.#backend, config, rows);
+  }
+
+  async run(task: Task, onProgress?: (p: UnitProgress) => void) {
+    if (!this.#backend) throw new Error("worker not initialised");
+    this.#abort = new AbortController();
+    return executeTask(this.#backend, task, onProgress ? (p) => void onProgress(p) : undefined, this.#abort.signal, () => this.#gate());
+  }
+
+  #gate(): Promise<void> {
+    if (!this.#paused) return Promise.resolve();
+    if (this.#steps > 0) {
+      this.#steps--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  #release(): void {
+    const w = this.#waiters;
+    this.#waiters = [];
+    w.forEach((f) => f());
+  }
+
+  pause(): void {
+    this.#paused = true;
+    this.#steps = 0;
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#release();
+  }
+
+  /** While paused: let one more RL step through. */
+  step(): void {
+    if (!this.#paused) return;
+    if (this.#waiters.length > 0) {
+      const [first, ...rest] = this.#waiters;
+      this.#waiters = rest;
+      first();
+    } else this.#steps++;
+  }
+
+  cancel(): void {
+    this.#abort.abort(new Error("stopped"));
+    this.#release();
+  }
+
+  info(): BackendInfo | undefined {
+    return this.#info;
+  }
+}
+
+export type ExperimentWorkerApi = ExperimentWorker;
+
+Comlink.expose(new ExperimentWorker());
