@@ -10,6 +10,7 @@
 // served by the app from the onnxruntime-web copy transformers.js itself depends on, never
 // from a CDN.
 import {
+  AutoConfig,
   AutoModelForCausalLM,
   AutoTokenizer,
   Tensor,
@@ -246,9 +247,15 @@ export class TransformersLanguageModel implements LanguageModel {
       const progress_callback = progressReporter(src.id, opts.onProgress);
       try {
         checkAborted(opts.signal, `loading ${src.id}`);
-        const tokenizer = await AutoTokenizer.from_pretrained(src.id, { progress_callback, revision: src.revision });
+        // config.json first: its absence is the clearest "model not found" (a missing tokenizer
+        // file only surfaces as a TypeError inside AutoTokenizer)
+        const config = await AutoConfig.from_pretrained(src.id, { progress_callback, revision: src.revision });
+        const tokenizer = await AutoTokenizer.from_pretrained(src.id, { progress_callback, revision: src.revision }).catch((e: unknown) => {
+          throw e instanceof TypeError ? new ModelNotFoundError(src.id, `${where} has config.json but no tokenizer (tokenizer.json, tokenizer_config.json)`, { cause: e }) : e;
+        });
         checkAborted(opts.signal, `loading ${src.id}`);
         const model = await AutoModelForCausalLM.from_pretrained(src.id, {
+          config,
           device,
           ...(src.dtype ? { dtype: src.dtype } : {}),
           progress_callback,

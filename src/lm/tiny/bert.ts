@@ -166,7 +166,8 @@ export function makeTinyBert({ seed = 2 } = {}): TinyBert {
 // ---------------------------------------------------------------------------------------------
 // Reference
 
-const isPunct = (c: string) => /[\p{P}\p{S}]/u.test(c) && !/\s/.test(c);
+/** As Hugging Face tokenizers' BERT pre-tokenizer: ASCII punctuation or Unicode category P. */
+const isPunct = (c: string) => /[!-\/:-@\[-`{-~]/.test(c) || /\p{P}/u.test(c);
 
 /** BERT's basic tokenizer (lower case, strip accents, split on spaces and punctuation) + WordPiece. */
 export function referenceWordPiece(vocab: string[], text: string): number[] {
