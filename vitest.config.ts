@@ -1,6 +1,8 @@
-// Two test projects: `node` (engine and CLI, jax-js on wasm, the float64 reference) and
-// `browser` (real headless Chromium with WebGPU on SwiftShader; workers through Comlink).
+// Three test projects: `node` (engine and CLI, jax-js on wasm, the float64 reference),
+// `browser` (real headless Chromium with WebGPU on SwiftShader; workers through Comlink) and
+// `app` (Svelte components in jsdom with @testing-library/svelte).
 import { defineConfig } from "vitest/config";
+import { svelte } from "@sveltejs/vite-plugin-svelte";
 import { playwright } from "@vitest/browser-playwright";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium";
@@ -13,9 +15,20 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/browser/**"],
+          exclude: ["test/browser/**", "test/app/**"],
           testTimeout: 120_000,
           execArgv: ["--expose-gc"], // the memory test measures after a full GC
+        },
+      },
+      {
+        plugins: [svelte()],
+        resolve: { conditions: ["browser"] }, // @testing-library/svelte needs Svelte's client build
+        test: {
+          name: "app",
+          environment: "jsdom",
+          include: ["test/app/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000, // page tests run a tiny real experiment first
         },
       },
       {
