@@ -93,9 +93,12 @@ function configureWasm(): void {
   wasmConfigured = true;
 }
 
-/** The versions of the ORT web runtime transformers.js runs (for checks that the served wasm matches). */
+/** transformers.js and ONNX Runtime versions, and (browser) the wasm URL the app serves. */
 export function runtimeVersions(): Record<string, string | undefined> {
-  return { transformers: env.version, ...(env.backends.onnx.versions as Record<string, string> | undefined) };
+  configureWasm();
+  const paths = env.backends.onnx.wasm?.wasmPaths as { wasm?: string | URL } | string | undefined;
+  const wasm = typeof paths === "object" && paths?.wasm ? String(paths.wasm) : undefined;
+  return { transformers: env.version, ...(env.backends.onnx.versions as Record<string, string> | undefined), ...(wasm ? { wasm } : {}) };
 }
 
 /** Sets the global loading flags for one model (loads are serialised by the caller). */

@@ -58,6 +58,12 @@ export class LmService {
     return runtimeVersions();
   }
 
+  /** Every URL this worker has fetched (Resource Timing), e.g. to show that a load stayed offline. */
+  fetchedUrls(): string[] {
+    if (typeof performance === "undefined" || typeof performance.getEntriesByType !== "function") return [];
+    return performance.getEntriesByType("resource").map((e) => e.name);
+  }
+
   #job<T>(jobId: string | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     if (jobId !== undefined && this.#jobs.has(jobId)) return Promise.reject(new Error(`a job with id ${jobId} is already running`));
     const controller = new AbortController();

@@ -7,6 +7,7 @@ import { Comlink, spawnLmWorker, RemoteEmbeddingModel, RemoteLanguageModel, type
 import { lmErrorKind } from "../../src/lm/errors";
 import { TINY_EMBEDDER, TINY_LM, TinyGpt2Reference, makeTinyBert, makeTinyGpt2, referenceEmbedding, referenceWordPiece } from "../../src/lm/tiny";
 import type { LoadProgress } from "../../src/lm/backend";
+import transformersOrt from "../../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/package.json";
 
 const DEVICES = ["webgpu", "wasm"] as const;
 const tiny = makeTinyGpt2();
@@ -47,6 +48,26 @@ describe.each(DEVICES)("tiny LM in a module worker on %s", (device) => {
     const got = await get().lm.score({ text: PROMPT }, conts);
     const p = ref.bpe.encode(PROMPT);
     conts.forEach((c, i) => expect(got[i].logprob).toBeCloseTo(ref.logprob([...p, ...ref.bpe.encode(c)], p.length), 3));
+  });
+});
+
+describe("offline runtime", () => {
+  it("ORT's wasm comes from the app, from the onnxruntime-web copy transformers.js depends on", async () => {
+    const { w } = workers.get("wasm")!;
+    const versions = await w.api.versions();
+    expect(versions.web).toBe(transformersOrt.version);
+    const wasm = new URL(versions.wasm!);
+    expect(wasm.origin).toBe(location.origin);
+    expect(wasm.pathname).toContain("@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm");
+    const res = await fetch(wasm);
+    expect(res.ok).toBe(true);
+  });
+
+  it("loading and running the in-memory models fetched nothing from another origin", async () => {
+    for (const { w } of workers.values()) {
+      const urls = await w.api.fetchedUrls();
+      expect(urls.filter((u) => !u.startsWith(location.origin) && !u.startsWith("blob:") && !u.startsWith("data:"))).toEqual([]);
+    }
   });
 });
 
