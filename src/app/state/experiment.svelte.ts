@@ -198,7 +198,8 @@ export class ExperimentState {
     this.progress = p;
     if (p.phase === "train" && p.unit.point) {
       const key = `${p.unit.condition}:${p.unit.seed}`;
-      const list = this.curves[key] ?? (this.curves[key] = []);
+      this.curves[key] ??= [];
+      const list = this.curves[key]; // read back: the stored array is the reactive proxy
       if (list.length === 0 || list[list.length - 1].step < p.unit.point.step) list.push(p.unit.point);
     }
     // keep the stored run's progress roughly current (every few seconds)

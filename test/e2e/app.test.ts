@@ -1,0 +1,141 @@
+// The app end to end: a production build served by Vite's preview server on 127.0.0.1, driven
+// in the system's headless Chromium (WebGPU on SwiftShader). Runs execute in the app's web
+// workers exactly as a user's would.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build, preview, type PreviewServer } from "vite";
+import { chromium, type BrowserContext, type Page } from "playwright";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseReport } from "../../src/experiment/report-schema";
+import { formatUrlState, parseUrlState } from "../../src/app/lib/url-state";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium";
+const ARGS = ["--enable-unsafe-webgpu", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"];
+const RUN_TIMEOUT = 480_000;
+
+let server: PreviewServer;
+let base: string;
+let context: BrowserContext;
+const tmp = mkdtempSync(join(tmpdir(), "collapse-lab-e2e-"));
+
+beforeAll(async () => {
+  const outDir = join(tmp, "dist");
+  await build({ logLevel: "warn", build: { outDir, emptyOutDir: true } });
+  server = await preview({ logLevel: "warn", preview: { host: "127.0.0.1", port: 0, strictPort: false }, build: { outDir } });
+  base = server.resolvedUrls!.local[0];
+  context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: ARGS, acceptDownloads: true });
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await server?.close();
+});
+
+/** Opens a page and collects console errors and uncaught exceptions. */
+async function open(path: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(new URL(path, base).href);
+  return { page, errors };
+}
+
+describe("the app", () => {
+  it("loads with no console errors and shows the experiment controls", async () => {
+    const { page, errors } = await open("./");
+    await page.getByTestId("run").waitFor();
+    await page.waitForTimeout(1000);
+    expect(await page.title()).toContain("collapse-lab");
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("round-trips the URL: settings in the link show in the controls and stay in the address bar", async () => {
+    const query = "?v=1&preset=persuasion-smoke&seeds=2&set=simulator.gamma%3D4&backend=wasm";
+    const { page, errors } = await open(`./${query}#dialogues`);
+    await page.getByRole("link", { name: "Experiment" }).click();
+    await expect.poll(() => page.locator("#knob-simulator-gamma").inputValue()).toBe("4");
+    expect(await page.locator("#seeds").inputValue()).toBe("2");
+    expect(await page.locator("#backend").inputValue()).toBe("wasm");
+    const url = new URL(page.url());
+    expect(parseUrlState(url.search, url.hash).state).toEqual(parseUrlState(query).state);
+    expect(formatUrlState(parseUrlState(query).state)).toBe(query);
+    // a change in the controls is written back to the address bar
+    await page.locator("#knob-simulator-gamma").fill("6");
+    await page.locator("#knob-simulator-gamma").press("Tab");
+    await expect.poll(() => new URL(page.url()).searchParams.getAll("set")).toEqual(["simulator.gamma=6"]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("explains a bad URL and falls back to the default instead of a blank page", async () => {
+    const { page } = await open("./?preset=no-such-preset&seeds=-3&set=rl.stepz%3D5&backend=tpu");
+    const problems = page.getByTestId("url-problem");
+    await problems.first().waitFor();
+    const text = (await problems.allTextContents()).join("\n");
+    expect(text).toContain('unknown preset "no-such-preset"');
+    expect(text).toContain("seeds");
+    expect(text).toContain("rl.stepz");
+    expect(text).toContain("tpu");
+    await expect.poll(() => page.locator("#preset").inputValue()).toBe("persuasion-quick");
+    await page.getByTestId("run").waitFor();
+    await page.close();
+  });
+
+  it(
+    "runs persuasion-smoke on the webgpu backend (SwiftShader) in workers, exports a valid RunReport, and keeps the run across a reload",
+    async () => {
+      const t0 = Date.now();
+      const { page, errors } = await open("./?preset=persuasion-smoke&seeds=1&backend=webgpu&autorun=1");
+      await page.getByTestId("results-table").waitFor({ timeout: RUN_TIMEOUT });
+      console.info(`persuasion-smoke on webgpu: ${((Date.now() - t0) / 1000).toFixed(1)} s in headless Chromium`);
+      expect(await page.getByTestId("backend").textContent()).toBe("webgpu");
+      expect(await page.getByTestId("results-table").locator("tbody tr").count()).toBe(6);
+
+      const download = page.waitForEvent("download");
+      await page.getByRole("button", { name: "Download the RunReport (JSON)" }).click();
+      const file = join(tmp, "report.json");
+      await (await download).saveAs(file);
+      const report = parseReport(readFileSync(file, "utf8"));
+      expect(report.env.backend).toBe("webgpu");
+      expect(report.conditions.map((c) => c.id)).toEqual(["base", "single", "ensemble", "vs", "cotrain", "population"]);
+
+      await page.goto(new URL("./#runs", base).href);
+      const row = page.getByTestId("runs-table").locator("tbody tr").filter({ hasText: "persuasion-smoke" });
+      await row.first().waitFor();
+      expect(await row.first().textContent()).toContain("done");
+      expect(errors).toEqual([]);
+      await page.close();
+    },
+    RUN_TIMEOUT + 60_000,
+  );
+
+  it("rejects a bad imported file with a clear message", async () => {
+    const bad = join(tmp, "bad.json");
+    writeFileSync(bad, JSON.stringify({ schema: "collapse-lab/run-report@1", conditions: "many" }));
+    const { page } = await open("./#runs");
+    await page.getByTestId("import").setInputFiles(bad);
+    const error = page.getByTestId("import-error");
+    await error.waitFor();
+    expect(await error.textContent()).toMatch(/Could not import bad\.json: RunReport is malformed/);
+    await page.close();
+  });
+
+  it(
+    "runs persuasion-quick with one seed to the end inside workers, exactly as the shared link says",
+    async () => {
+      const t0 = Date.now();
+      const { page, errors } = await open("./?preset=persuasion-quick&seeds=1&autorun=1");
+      await page.getByTestId("results-table").waitFor({ timeout: RUN_TIMEOUT });
+      const backend = await page.getByTestId("backend").textContent();
+      console.info(`persuasion-quick, 1 seed: ${((Date.now() - t0) / 1000).toFixed(1)} s in headless Chromium on ${backend} (auto)`);
+      expect(["wasm", "webgpu"]).toContain(backend);
+      expect(await page.getByTestId("results-table").locator("tbody tr").count()).toBe(6);
+      expect(errors).toEqual([]);
+      await page.close();
+    },
+    RUN_TIMEOUT + 60_000,
+  );
+});
