@@ -32,6 +32,9 @@ export default defineConfig({
         },
       },
       {
+        // transformers.js is reached only through the LM worker, which the dependency scanner does
+        // not see: pre-bundle it up front, or Vite re-optimizes and reloads mid-run on a fresh clone
+        optimizeDeps: { include: ["@huggingface/transformers"] },
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
