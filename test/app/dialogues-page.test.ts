@@ -45,6 +45,8 @@ describe("DialoguesPage", () => {
         // agent and user alternate; after the last exchange the user also states a donation
         expect(li.querySelector(".who")!.textContent).toBe(i % 2 === 0 && i < 2 * MAX_EXCHANGES ? "Persuader" : "Persuadee");
       });
+      // a decision never asked for is marked as such
+      expect(lines.at(-1)!.textContent!.includes("decides after the chat")).toBe(lines.length === 2 * MAX_EXCHANGES + 1);
     }
     const first = transcripts();
     cleanup();
