@@ -1,0 +1,66 @@
+// The LM lab's models in the LM worker (workers/lm.worker.ts, through lm-client.ts): one worker
+// per loaded set, spawned on the first load and terminated by reset(), which is also how a load
+// is cancelled at once (a download in flight would otherwise finish first). Generation and
+// scoring are cancelled per call through the worker's job ids, keeping the models loaded.
+// transformers.js is never imported here; the tiny test models are built in the page (a module
+// loaded only when they are picked) and handed to the worker in memory.
+import { Comlink, RemoteEmbeddingModel, RemoteLanguageModel, spawnLmWorker, type LmWorkerHandle } from "../../lm/lm-client";
+import { LmCancelledError } from "../../lm/errors";
+import type { LoadProgress, ModelSource } from "../../lm/backend";
+import type { LoadedModel } from "../../lm/lm-service";
+import type { LabEmbeddingModel, LabLanguageModel, LmLabHost, LoadCall, ModelRole } from "../state/lm.svelte";
+
+/** Tiny models' context: room for the longest VS prompt (≈1,000 byte-level tokens) and its reply. */
+const TINY_CONTEXT = 2048;
+
+export class WorkerLmHost implements LmLabHost {
+  #handle: LmWorkerHandle | null = null;
+  #jobs = 0;
+
+  #worker(): LmWorkerHandle {
+    return (this.#handle ??= spawnLmWorker("collapse-lab lm lab"));
+  }
+
+  /** Runs one load in the worker; an abort terminates the worker and rejects at once. */
+  #load(src: ModelSource, call: LoadCall, run: (w: LmWorkerHandle, jobId: string, onProgress: (p: LoadProgress) => void) => Promise<LoadedModel>): Promise<{ w: LmWorkerHandle; loaded: LoadedModel }> {
+    const w = this.#worker();
+    const jobId = `lab-load-${++this.#jobs}`;
+    const progress = Comlink.proxy(call.onProgress);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.reset();
+        reject(new LmCancelledError(`loading ${src.id}`));
+      };
+      if (call.signal.aborted) return onAbort();
+      call.signal.addEventListener("abort", onAbort, { once: true });
+      run(w, jobId, progress)
+        .then((loaded) => resolve({ w, loaded }), reject)
+        .finally(() => call.signal.removeEventListener("abort", onAbort));
+    });
+  }
+
+  async loadLanguageModel(src: ModelSource, call: LoadCall): Promise<LabLanguageModel> {
+    const { w, loaded } = await this.#load(src, call, (w, jobId, p) => w.api.loadLanguageModel(src, { device: call.device, jobId }, p));
+    return new RemoteLanguageModel(w.api, loaded.handle, loaded.info);
+  }
+
+  async loadEmbeddingModel(src: ModelSource, call: LoadCall): Promise<LabEmbeddingModel> {
+    const { w, loaded } = await this.#load(src, call, (w, jobId, p) => w.api.loadEmbeddingModel(src, { device: call.device, jobId }, p));
+    return new RemoteEmbeddingModel(w.api, loaded.handle, loaded.info);
+  }
+
+  async tinySources(): Promise<Record<ModelRole, ModelSource>> {
+    const { makeTinyGpt2, makeTinyBert, TINY_LM, TINY_EMBEDDER } = await import("../../lm/tiny");
+    return {
+      instruct: { id: TINY_LM, files: makeTinyGpt2({ context: TINY_CONTEXT }).files },
+      // a second random model, with no chat template, stands in for the base model
+      base: { id: `${TINY_LM}-base`, files: makeTinyGpt2({ seed: 2, context: TINY_CONTEXT, chatTemplate: false }).files },
+      embedder: { id: TINY_EMBEDDER, files: makeTinyBert().files },
+    };
+  }
+
+  reset(): void {
+    this.#handle?.terminate();
+    this.#handle = null;
+  }
+}

@@ -1,0 +1,637 @@
+// The LM lab's state (DESIGN §4, §6): which models to load and from where, their load progress
+// (per file and overall), Direct vs Verbalized Sampling replies of the instruct model at one
+// persona card and dialogue state with their diversity and donation numbers, and γ of the
+// instruct model against its base model. The models live in the LM worker behind an LmLabHost;
+// this class only builds prompts, parses, selects and measures (all cheap), so it runs unchanged
+// on fake models in tests. One job at a time; every job can be cancelled.
+import type { DeviceRequest, LoadProgress, LoadedInfo, ModelSource } from "../../lm/backend";
+import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../../lm/types";
+import type { Dialogue } from "../../benchmarks/types";
+import { ACTS, CARD_ACTS, turn } from "../../benchmarks/persuasion/world";
+import { LmCancelledError, lmErrorKind, type LmErrorKind } from "../../lm/errors";
+import { baseContinuation, baseTextPrompt, decisionDue, describeCard, directPrompt, renderTranscript, vsPrompt } from "../../lm/prompts";
+import { parseVs, selectCandidate, type VsFormat, type VsTextSelection } from "../../lm/vs-parse";
+import { compareDonations, distinctScores, embeddingDiversity, parseDonation, type DistinctScores, type DonationComparison } from "../../lm/measures";
+import { lmGamma, type LmGammaPrompt, type LmGammaReport } from "../../lm/lm-gamma";
+import { Rng } from "../../engine/random";
+
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+// What can be picked
+
+export type ModelRole = "instruct" | "base" | "embedder";
+export const MODEL_ROLES: readonly ModelRole[] = ["instruct", "base", "embedder"];
+export type SourceKind = "hub" | "local" | "tiny";
+export const DEVICES: readonly DeviceRequest[] = ["auto", "webgpu", "wasm"];
+
+/**
+ * The backend's default model ids. Typed as `typeof DEFAULT_MODELS` of backend.ts, so the type
+ * checker fails if the two ever differ — without importing backend.ts (and transformers.js with
+ * it) into the page: transformers.js lives in the LM worker only.
+ */
+export const DEFAULT_MODEL_IDS: typeof import("../../lm/backend").DEFAULT_MODELS = {
+  base: "HuggingFaceTB/SmolLM2-135M",
+  instruct: "HuggingFaceTB/SmolLM2-135M-Instruct",
+  embedder: "Xenova/all-MiniLM-L6-v2",
+};
+
+const actId = (name: string) => {
+  const i = ACTS.findIndex((a) => a.name === name);
+  if (i < 0) throw new Error(`LM lab: unknown persuasion act ${name}`);
+  return i;
+};
+
+export interface CardChoice {
+  id: string; // e.g. "agreeable-high.caring-low.rational-high"
+  card: number[];
+  label: string; // the card in words, as the prompt says it
+}
+
+/** The 8 persuasion persona cards (three traits, low or high), all-high first. */
+export const LM_CARDS: readonly CardChoice[] = Array.from({ length: 8 }, (_, i) => {
+  const mask = 7 - i;
+  const names = ["agreeable", "caring", "rational"].map((t, j) => `${t}-${mask & (4 >> j) ? "high" : "low"}`);
+  const card = names.map((n) => actId(`card:${n}`));
+  if (!card.every((c) => CARD_ACTS.includes(c))) throw new Error("LM lab: a card act is not a card trait");
+  return { id: names.join("."), card, label: describeCard(card) };
+});
+
+export interface StateChoice {
+  id: string;
+  label: string;
+  acts: string[]; // persuasion act names; the persuadee speaks next
+}
+
+/** Preset dialogue states (act names), each ending at the persuadee's turn. */
+export const LM_STATES: readonly StateChoice[] = [
+  { id: "after-greeting", label: "after the greeting", acts: ["greeting"] },
+  { id: "after-emotion", label: "after an emotional appeal", acts: ["emotion"] },
+  { id: "after-trust-objection", label: "a logical appeal after a trust objection", acts: ["credibility", "object-trust", "logical"] },
+  { id: "ask-after-greeting", label: "asked to donate right after a neutral opening", acts: ["greeting", "neutral", "ask"] },
+  { id: "ask-after-sharing", label: "asked to donate after sharing something personal", acts: ["emotion", "share-personal", "ask"] },
+  { id: "ask-after-cost-objection", label: "asked to donate after a cost objection and a small ask", acts: ["greeting", "object-cost", "foot-in-the-door", "agree", "ask"] },
+  {
+    id: "final-decision",
+    label: "the final decision after five exchanges",
+    acts: ["greeting", "agree", "emotion", "share-personal", "credibility", "neutral", "logical", "ask-question", "donation-information", "agree"],
+  },
+];
+
+export const DEFAULT_CARD = LM_CARDS[0].id;
+export const DEFAULT_STATE = "ask-after-greeting";
+
+/** The dialogue of a preset state under a card. @throws on an unknown id or a state that is not the persuadee's turn. */
+export function labDialogue(cardId: string, stateId: string): Dialogue {
+  const card = LM_CARDS.find((c) => c.id === cardId);
+  const state = LM_STATES.find((s) => s.id === stateId);
+  if (!card) throw new Error(`LM lab: no card ${JSON.stringify(cardId)}`);
+  if (!state) throw new Error(`LM lab: no dialogue state ${JSON.stringify(stateId)}`);
+  const d: Dialogue = { card: [...card.card], acts: state.acts.map(actId) };
+  if (turn(d) !== "user") throw new Error(`LM lab: in state ${state.id} the persuadee does not speak next`);
+  return d;
+}
+
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+// The host: where models are loaded and run (the LM worker in the app, fakes in tests)
+
+/** A loaded causal LM; `control.signal` cancels a call (the worker stops at the next token). */
+export interface LabLanguageModel extends LanguageModel {
+  readonly info: LoadedInfo;
+  generate(prompt: LmPrompt, opts?: GenerateOptions, control?: { signal?: AbortSignal }): Promise<Generation[]>;
+  score(prompt: LmPrompt, continuations: string[], control?: { signal?: AbortSignal }): Promise<ContinuationScore[]>;
+}
+
+export interface LabEmbeddingModel extends EmbeddingModel {
+  readonly info: LoadedInfo;
+}
+
+export interface LoadCall {
+  device: DeviceRequest;
+  onProgress: (p: LoadProgress) => void;
+  /** Aborting rejects the load with a cancelled error (the host may drop every loaded model). */
+  signal: AbortSignal;
+}
+
+export interface LmLabHost {
+  loadLanguageModel(src: ModelSource, call: LoadCall): Promise<LabLanguageModel>;
+  loadEmbeddingModel(src: ModelSource, call: LoadCall): Promise<LabEmbeddingModel>;
+  /** The project's tiny test models (random weights), built in the page and handed over in memory. */
+  tinySources(): Promise<Record<ModelRole, ModelSource>>;
+  /** Drops every loaded model (before a new set is loaded). */
+  reset(): void;
+}
+
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+// Results
+
+export interface FileProgress {
+  role: ModelRole;
+  model: string;
+  file: string;
+  loaded: number;
+  total: number;
+  done: boolean;
+}
+
+export interface LabError {
+  kind: LmErrorKind | null;
+  title: string;
+  message: string;
+}
+
+export type JobKind = "load" | "compare" | "gamma";
+
+export interface ReplyView {
+  text: string;
+  tokens: number;
+  donation: number | null;
+}
+
+export interface VsCallView {
+  raw: string;
+  format: VsFormat;
+  warnings: string[];
+  candidates: { text: string; probability: number; donation: number | null }[];
+  /** Index of the candidate selection picked; null when the output held none. */
+  selected: number | null;
+}
+
+export interface MeasureSet {
+  label: string;
+  count: number;
+  /** Replies that occur once among these (exact text, whitespace collapsed) / count. */
+  uniqueShare: number;
+  distinct: DistinctScores;
+  embedding: number | null;
+  donations: DonationComparison;
+}
+
+export interface CompareSettings {
+  card: string;
+  state: string;
+  instruct: string;
+  embedder: string | null;
+  n: number;
+  k: number;
+  selection: VsTextSelection;
+  tailThreshold: number;
+  temperature: number;
+  maxNewTokens: number;
+  seed: number;
+}
+
+export interface CompareResult {
+  settings: CompareSettings;
+  direct: ReplyView[];
+  vs: VsCallView[];
+  /** Filled when both sides finished. */
+  measures: { direct: MeasureSet; vsAll: MeasureSet; vsSelected: MeasureSet } | null;
+  /** Why embedding diversity is missing, when it is. */
+  embeddingNote: string | null;
+  status: "running" | "done" | "cancelled" | "error";
+  seconds: number | null;
+}
+
+export interface GammaSettings {
+  instruct: string;
+  base: string;
+  card: string;
+  states: string[];
+  samples: number;
+  maxNewTokens: number;
+  seed: number;
+}
+
+export interface GammaResult {
+  settings: GammaSettings;
+  report: LmGammaReport | null;
+  /** Empty replies left out (they say nothing a base model could score). */
+  dropped: number;
+  status: "running" | "done" | "cancelled" | "error";
+  seconds: number | null;
+}
+
+export interface Job {
+  kind: JobKind;
+  label: string;
+  done: number;
+  total: number;
+}
+
+const ERROR_TITLES: Record<LmErrorKind, string> = {
+  "no-webgpu": "No WebGPU",
+  "model-not-found": "Model not found",
+  offline: "Offline",
+  "storage-quota": "Browser storage is full",
+  cancelled: "Cancelled",
+  "context-overflow": "Prompt too long for the model",
+};
+
+/** A readable error, with the lm tier's typed errors (also after a worker boundary) by kind. */
+export function describeError(e: unknown): LabError {
+  const kind = lmErrorKind(e);
+  const message = e instanceof Error || (typeof e === "object" && e !== null && "message" in e) ? String((e as Error).message) : String(e);
+  return { kind, title: kind ? ERROR_TITLES[kind] : "Something went wrong", message };
+}
+
+/** One reply of a transcript: the first line, trimmed (the next line would be another speaker's). */
+export const firstLine = (text: string) => text.trim().split(/\r?\n/)[0].trim();
+
+const sameKey = (s: string) => s.trim().replace(/\s+/g, " ");
+
+function uniqueShare(texts: readonly string[]): number {
+  if (texts.length === 0) return 0;
+  const counts = new Map<string, number>();
+  for (const t of texts) counts.set(sameKey(t), (counts.get(sameKey(t)) ?? 0) + 1);
+  return texts.filter((t) => counts.get(sameKey(t)) === 1).length / texts.length;
+}
+
+/** Generation rows per call: small batches, so progress shows and a cancel lands between them. */
+const BATCH = 4;
+
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+
+export class LmLabState {
+  // where the models come from
+  source = $state<SourceKind>("hub");
+  ids = $state<Record<ModelRole, string>>({ ...DEFAULT_MODEL_IDS });
+  localPath = $state("models/");
+  device = $state<DeviceRequest>("auto");
+
+  // Direct vs VS
+  cardId = $state(DEFAULT_CARD);
+  stateId = $state(DEFAULT_STATE);
+  n = $state(10); // replies each way
+  k = $state(5); // VS candidates per call (SCOPE and the VS paper: 5)
+  selection = $state<VsTextSelection>("random"); // SCOPE's main setting
+  tailThreshold = $state(0); // τ: drop candidates below it before selecting; 0 = off
+  temperature = $state(0.7); // SCOPE's sampling temperature
+  maxNewTokens = $state(40); // per reply; a VS call gets k times this plus room for the JSON
+  seed = $state(1);
+
+  // γ
+  gammaSamples = $state(8); // replies per state from each model
+  gammaAllStates = $state(true);
+
+  // status and results (raw: replaced whole, never mutated in place)
+  job = $state.raw<Job | null>(null);
+  loaded = $state.raw<Partial<Record<ModelRole, LoadedInfo>>>({});
+  loadedSource = $state.raw<SourceKind | null>(null);
+  files = $state.raw<FileProgress[]>([]);
+  /** The last failure, with the job (page section) it belongs to. */
+  error = $state.raw<(LabError & { job: JobKind }) | null>(null);
+  /** A note about the last job (a cancel, a model without a chat template). */
+  notice = $state.raw<{ job: JobKind; text: string } | null>(null);
+  compare = $state.raw<CompareResult | null>(null);
+  gamma = $state.raw<GammaResult | null>(null);
+
+  readonly busy = $derived(this.job !== null);
+  readonly dialogue = $derived(labDialogue(this.cardId, this.stateId));
+  readonly transcript = $derived(renderTranscript(this.dialogue));
+  readonly decision = $derived(decisionDue(this.dialogue));
+  /** k while it is being edited can be anything; the shown prompt and call count use a valid one. */
+  readonly #kShown = $derived(Number.isInteger(this.k) && this.k >= 1 && this.k <= 20 ? this.k : 5);
+  readonly prompts = $derived({ direct: directPrompt(this.dialogue), vs: vsPrompt(this.dialogue, { k: this.#kShown }) });
+  readonly vsCalls = $derived(Number.isInteger(this.n) && this.n >= 1 ? Math.ceil(this.n / this.#kShown) : 0);
+  /** Overall load progress over every file seen so far, in [0, 1]; null before sizes are known. */
+  readonly overall = $derived.by(() => {
+    const total = this.files.reduce((s, f) => s + f.total, 0);
+    return total > 0 ? Math.min(1, this.files.reduce((s, f) => s + Math.min(f.loaded, f.total), 0) / total) : null;
+  });
+  readonly settingsProblem = $derived.by(() => {
+    const bad = (x: number, min: number, max: number, int = true) => !(Number.isFinite(x) && x >= min && x <= max && (!int || Number.isInteger(x)));
+    if (bad(this.n, 1, 200)) return "replies each way must be a whole number from 1 to 200";
+    if (bad(this.k, 1, 20)) return "k must be a whole number from 1 to 20";
+    if (bad(this.tailThreshold, 0, 1, false)) return "the tail threshold must lie in [0, 1]";
+    if (bad(this.temperature, 0, 5, false)) return "the temperature must lie in [0, 5]";
+    if (bad(this.maxNewTokens, 1, 512)) return "max new tokens must be a whole number from 1 to 512";
+    if (!Number.isInteger(this.seed)) return "the seed must be a whole number";
+    if (bad(this.gammaSamples, 2, 100)) return "γ samples per state must be a whole number from 2 to 100";
+    return null;
+  });
+
+  #models: { instruct?: LabLanguageModel; base?: LabLanguageModel; embedder?: LabEmbeddingModel } = {};
+  #abort: AbortController | null = null;
+
+  constructor(private readonly host: LmLabHost) {}
+
+  /** Cancels the running job (a load, a Direct-vs-VS run or a γ run). */
+  cancel(): void {
+    this.#abort?.abort();
+  }
+
+  /** Drops every model (e.g. when the page's owner goes away). */
+  dispose(): void {
+    this.cancel();
+    this.host.reset();
+    this.#models = {};
+    this.loaded = {};
+  }
+
+  #start(kind: JobKind, label: string, total: number): AbortSignal {
+    const ac = new AbortController();
+    this.#abort = ac;
+    this.job = { kind, label, done: 0, total };
+    this.error = null;
+    this.notice = null;
+    return ac.signal;
+  }
+
+  #step(label?: string): void {
+    if (this.job) this.job = { ...this.job, done: this.job.done + 1, label: label ?? this.job.label };
+  }
+
+  #end(): void {
+    this.job = null;
+    this.#abort = null;
+  }
+
+  /** Records a failure; a cancel is a notice, not an error. Returns the status a result gets. */
+  #fail(e: unknown, job: JobKind, what: string): "cancelled" | "error" {
+    const err = describeError(e);
+    if (err.kind === "cancelled") {
+      this.notice = { job, text: `${what} was cancelled.` };
+      return "cancelled";
+    }
+    this.error = { ...err, job };
+    return "error";
+  }
+
+  // ───────────────────────────────────────────────────────────────────────────────────────────
+  // Loading
+
+  /** Loads the picked models (an empty id skips that role; the instruct model is required). */
+  async load(): Promise<boolean> {
+    if (this.busy) return false;
+    const source = this.source;
+    const roles = MODEL_ROLES.filter((r) => source === "tiny" || this.ids[r].trim() !== "");
+    if (!roles.includes("instruct")) {
+      this.error = { kind: null, title: "No simulator model", message: "Give the id of an instruct (chat) model for the simulator.", job: "load" };
+      return false;
+    }
+    if (source === "local" && this.localPath.trim() === "") {
+      this.error = { kind: null, title: "No local folder", message: "Give the URL path of the model folder on this server, e.g. models/.", job: "load" };
+      return false;
+    }
+    const signal = this.#start("load", "Loading models", roles.length);
+    this.host.reset();
+    this.#models = {};
+    this.loaded = {};
+    this.loadedSource = null;
+    this.files = [];
+    try {
+      const tiny = source === "tiny" ? await this.host.tinySources() : null;
+      for (const role of roles) {
+        if (signal.aborted) throw new LmCancelledError("loading");
+        const src: ModelSource = tiny
+          ? tiny[role]
+          : source === "local"
+            ? { id: this.ids[role].trim(), localModelPath: this.localPath.trim() }
+            : { id: this.ids[role].trim() };
+        this.job = { ...this.job!, label: `Loading the ${ROLE_WORDS[role]} (${src.id})` };
+        const call: LoadCall = { device: this.device, onProgress: (p) => this.#onProgress(role, p), signal };
+        if (role === "embedder") {
+          const m = await this.host.loadEmbeddingModel(src, call);
+          this.#models.embedder = m;
+          this.loaded = { ...this.loaded, embedder: m.info };
+        } else {
+          const m = await this.host.loadLanguageModel(src, call);
+          this.#models[role] = m;
+          this.loaded = { ...this.loaded, [role]: m.info };
+        }
+        this.#step();
+      }
+      this.loadedSource = source;
+      const instruct = this.loaded.instruct;
+      if (instruct && !instruct.hasChatTemplate) this.notice = { job: "load", text: `${instruct.id} has no chat template, so it cannot answer the chat prompts: pick an instruct model for the simulator.` };
+      return true;
+    } catch (e) {
+      this.#fail(e, "load", "Loading");
+      if (describeError(e).kind === "cancelled") {
+        this.host.reset();
+        this.#models = {};
+        this.loaded = {};
+      }
+      return false;
+    } finally {
+      this.#end();
+    }
+  }
+
+  #onProgress(role: ModelRole, p: LoadProgress): void {
+    if (p.kind !== "file") return;
+    const i = this.files.findIndex((f) => f.model === p.model && f.file === p.file);
+    const row: FileProgress = { role, model: p.model, file: p.file, loaded: p.loaded, total: p.total, done: p.status === "done" };
+    this.files = i < 0 ? [...this.files, row] : this.files.with(i, { ...row, done: row.done || this.files[i].done });
+  }
+
+  // ───────────────────────────────────────────────────────────────────────────────────────────
+  // Direct vs Verbalized Sampling
+
+  /** N replies Direct (N samples) and VS (⌈N/k⌉ calls of k candidates, one selected per call), then the measures. */
+  async runCompare(): Promise<CompareResult | null> {
+    if (this.busy) return null;
+    const lm = this.#models.instruct;
+    if (!lm) {
+      this.error = { kind: null, title: "No model loaded", message: "Load a simulator model first.", job: "compare" };
+      return null;
+    }
+    if (this.settingsProblem) {
+      this.error = { kind: null, title: "Check the settings", message: this.settingsProblem, job: "compare" };
+      return null;
+    }
+    const embedder = this.#models.embedder;
+    const settings: CompareSettings = {
+      card: LM_CARDS.find((c) => c.id === this.cardId)!.label,
+      state: LM_STATES.find((s) => s.id === this.stateId)!.label,
+      instruct: lm.id,
+      embedder: embedder?.id ?? null,
+      n: this.n,
+      k: this.k,
+      selection: this.selection,
+      tailThreshold: this.tailThreshold,
+      temperature: this.temperature,
+      maxNewTokens: this.maxNewTokens,
+      seed: this.seed,
+    };
+    const { n, k, temperature, maxNewTokens, seed } = settings;
+    const d = this.dialogue;
+    const calls = Math.ceil(n / k);
+    const signal = this.#start("compare", "Direct replies", n + calls + 1);
+    const t0 = performance.now();
+    let result: CompareResult = { settings, direct: [], vs: [], measures: null, embeddingNote: null, status: "running", seconds: null };
+    this.compare = result;
+    const update = (patch: Partial<CompareResult>) => (this.compare = result = { ...result, ...patch });
+    const sampling = { temperature, maxNewTokens };
+    try {
+      // Direct: n samples of the one-reply prompt
+      for (let done = 0; done < n; done += BATCH) {
+        if (signal.aborted) throw new LmCancelledError("generation");
+        const rows = Math.min(BATCH, n - done);
+        const gens = await lm.generate(directPrompt(d), { ...sampling, n: rows, seed: seed + done }, { signal });
+        update({ direct: [...result.direct, ...gens.map((g) => ({ text: g.text.trim(), tokens: g.tokens, donation: parseDonation(g.text) }))] });
+        for (let i = 0; i < rows; i++) this.#step(i + 1 + done === n ? `VS calls (k = ${k})` : undefined);
+      }
+      // VS: ⌈n/k⌉ calls of k candidates; one candidate selected per call
+      const rng = Rng.seed(seed);
+      const vsOpts = { temperature, maxNewTokens: k * maxNewTokens + 16 * k + 16, seed: seed + 100_003 };
+      for (let done = 0; done < calls; done += BATCH) {
+        if (signal.aborted) throw new LmCancelledError("generation");
+        const rows = Math.min(BATCH, calls - done);
+        const gens = await lm.generate(vsPrompt(d, { k }), { ...vsOpts, n: rows, seed: vsOpts.seed + done }, { signal });
+        const views = gens.map((g): VsCallView => {
+          const parsed = parseVs(g.text, { k });
+          const selected = parsed.candidates.length ? selectCandidate(parsed.candidates, settings.selection, rng, { tailThreshold: settings.tailThreshold }) : null;
+          return {
+            raw: g.text,
+            format: parsed.format,
+            warnings: parsed.warnings,
+            candidates: parsed.candidates.map((c) => ({ ...c, donation: parseDonation(c.text) })),
+            selected,
+          };
+        });
+        update({ vs: [...result.vs, ...views] });
+        for (let i = 0; i < rows; i++) this.#step(i + 1 + done === calls ? "Measures" : undefined);
+      }
+      // measures
+      const directTexts = result.direct.map((r) => r.text);
+      const vsAll = result.vs.flatMap((c) => c.candidates);
+      const vsSel = result.vs.flatMap((c) => (c.selected === null ? [] : [c.candidates[c.selected]]));
+      const groups = [directTexts, vsAll.map((c) => c.text), vsSel.map((c) => c.text)];
+      const { values: emb, note } = await this.#embeddingDiversity(embedder, groups, signal);
+      const measure = (label: string, texts: string[], donations: (number | null)[], embedding: number | null): MeasureSet => ({
+        label,
+        count: texts.length,
+        uniqueShare: uniqueShare(texts),
+        distinct: distinctScores(texts),
+        embedding,
+        donations: compareDonations(donations),
+      });
+      this.#step();
+      update({
+        measures: {
+          direct: measure("Direct", directTexts, result.direct.map((r) => r.donation), emb[0]),
+          vsAll: measure("VS, all candidates", groups[1], vsAll.map((c) => c.donation), emb[1]),
+          vsSelected: measure("VS, selected", groups[2], vsSel.map((c) => c.donation), emb[2]),
+        },
+        embeddingNote: note,
+        status: "done",
+        seconds: (performance.now() - t0) / 1000,
+      });
+    } catch (e) {
+      update({ status: this.#fail(e, "compare", "The Direct vs VS run"), seconds: (performance.now() - t0) / 1000 });
+    } finally {
+      this.#end();
+    }
+    return result;
+  }
+
+  /** Embedding diversity of each group (one embed call for all texts); null where it cannot be computed, with why. */
+  async #embeddingDiversity(embedder: LabEmbeddingModel | undefined, groups: string[][], signal: AbortSignal): Promise<{ values: (number | null)[]; note: string | null }> {
+    const none = groups.map(() => null);
+    if (!embedder) return { values: none, note: "no embedding model is loaded" };
+    const texts = [...new Set(groups.flat())];
+    if (texts.length === 0) return { values: none, note: "there are no replies to embed" };
+    let vectors: Float32Array[];
+    try {
+      vectors = await embedder.embed(texts);
+    } catch (e) {
+      return { values: none, note: `the embedding model failed: ${describeError(e).message}` };
+    }
+    if (signal.aborted) throw new LmCancelledError("the measures");
+    const byText = new Map(texts.map((t, i) => [t, vectors[i]]));
+    const notes = new Set<string>();
+    const values = groups.map((g) => {
+      if (g.length < 2) {
+        notes.add("it needs at least 2 replies");
+        return null;
+      }
+      try {
+        return embeddingDiversity(g.map((t) => byText.get(t)!));
+      } catch (e) {
+        notes.add((e as Error).message);
+        return null;
+      }
+    });
+    return { values, note: notes.size ? [...notes].join("; ") : null };
+  }
+
+  // ───────────────────────────────────────────────────────────────────────────────────────────
+  // γ of the real LM
+
+  /**
+   * Samples replies from the instruct model (Direct prompt) and from the base model (the
+   * third-person transcript) at temperature 1 — γ is about the models, not the sampler — scores
+   * all of them exactly under the base model and fits γ (lm-gamma.ts: mle, nce, SCOPE's).
+   * A reply is the first line of what a model wrote, as in a transcript.
+   */
+  async runGamma(): Promise<GammaResult | null> {
+    if (this.busy) return null;
+    const instruct = this.#models.instruct;
+    const base = this.#models.base;
+    if (!instruct || !base) {
+      this.error = { kind: null, title: "Load both models", message: "γ needs the instruct model and its base model: load both (give a base model id).", job: "gamma" };
+      return null;
+    }
+    if (this.settingsProblem) {
+      this.error = { kind: null, title: "Check the settings", message: this.settingsProblem, job: "gamma" };
+      return null;
+    }
+    const states = this.gammaAllStates ? LM_STATES.map((s) => s.id) : [this.stateId];
+    const settings: GammaSettings = {
+      instruct: instruct.id,
+      base: base.id,
+      card: LM_CARDS.find((c) => c.id === this.cardId)!.label,
+      states,
+      samples: this.gammaSamples,
+      maxNewTokens: this.maxNewTokens,
+      seed: this.seed,
+    };
+    const m = settings.samples;
+    const signal = this.#start("gamma", "Sampling", states.length * 2 + 1);
+    const t0 = performance.now();
+    let result: GammaResult = { settings, report: null, dropped: 0, status: "running", seconds: null };
+    this.gamma = result;
+    const sample = async (lm: LabLanguageModel, prompt: LmPrompt, seed: number) => {
+      const out: string[] = [];
+      for (let done = 0; done < m; done += BATCH) {
+        if (signal.aborted) throw new LmCancelledError("generation");
+        const gens = await lm.generate(prompt, { temperature: 1, maxNewTokens: settings.maxNewTokens, n: Math.min(BATCH, m - done), seed: seed + done }, { signal });
+        out.push(...gens.map((g) => firstLine(g.text)));
+      }
+      return out;
+    };
+    try {
+      const prompts: LmGammaPrompt[] = [];
+      let dropped = 0;
+      for (const [j, id] of states.entries()) {
+        const d = labDialogue(this.cardId, id);
+        const label = LM_STATES.find((s) => s.id === id)!.label;
+        this.job = { ...this.job!, label: `Instruct replies, ${label}` };
+        const replies = await sample(instruct, directPrompt(d), settings.seed + 1000 * j);
+        this.#step(`Base replies, ${label}`);
+        const baseSamples = await sample(base, baseTextPrompt(d), settings.seed + 1000 * j + 500);
+        this.#step();
+        const keep = (xs: string[]) => xs.filter((x) => x !== "");
+        dropped += replies.length - keep(replies).length + baseSamples.length - keep(baseSamples).length;
+        if (keep(replies).length) prompts.push({ prompt: baseTextPrompt(d), replies: keep(replies), baseSamples: keep(baseSamples) });
+      }
+      if (prompts.length === 0) throw new Error("every instruct reply was empty; nothing to fit γ on");
+      this.job = { ...this.job!, label: `Scoring under ${base.id} and fitting γ` };
+      const scorer: LanguageModel = { id: base.id, generate: (p, o) => base.generate(p, o, { signal }), score: (p, c) => base.score(p, c, { signal }) };
+      const report = await lmGamma(prompts, scorer, { continuation: baseContinuation });
+      this.#step();
+      this.gamma = result = { ...result, report, dropped, status: "done", seconds: (performance.now() - t0) / 1000 };
+    } catch (e) {
+      this.gamma = result = { ...result, status: this.#fail(e, "gamma", "The γ run"), seconds: (performance.now() - t0) / 1000 };
+    } finally {
+      this.#end();
+    }
+    return result;
+  }
+}
+
+export const ROLE_WORDS: Record<ModelRole, string> = {
+  instruct: "simulator (instruct model)",
+  base: "base model (for γ)",
+  embedder: "embedding model",
+};
