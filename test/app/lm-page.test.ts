@@ -69,7 +69,7 @@ describe("LmPage", () => {
     expect(calls[0].querySelectorAll(".chosen")).toHaveLength(1);
     const table = screen.getByTestId("measures");
     const header = within(table).getAllByRole("columnheader").map((h) => h.textContent);
-    expect(header).toEqual(["measure", "Direct", "VS, all candidates", "VS, selected"]);
+    expect(header).toEqual(["measure", "Direct", "VS, all", "VS, selected"]);
     const row = (id: string) => [...table.querySelectorAll(`tr[data-row="${id}"] td`)].map((td) => td.textContent);
     expect(row("count")).toEqual(["4", "4", "2"]);
     expect(row("parsed")[0]).toBe("4 of 4");

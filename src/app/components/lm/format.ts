@@ -20,3 +20,9 @@ export function bytes(n: number): string {
 }
 
 export const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;
+
+/** A standard error: two decimals, or two significant digits when smaller than 0.1. */
+export function se(x: number | null | undefined): string {
+  if (x == null || !Number.isFinite(x)) return "–";
+  return x >= 0.1 || x === 0 ? x.toFixed(2) : x.toPrecision(2);
+}

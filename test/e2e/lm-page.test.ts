@@ -1,0 +1,83 @@
+// The LM lab page end to end: a production build served by Vite's preview server on 127.0.0.1,
+// in the system's headless Chromium. The tiny test models are built in the page, loaded into the
+// LM worker on wasm (ORT's wasm served by the app), and Direct vs VS runs there; replies, the
+// numbers and the donation chart must render with no console errors and no request leaving the
+// origin.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { build, preview, type PreviewServer } from "vite";
+import { chromium, type Browser } from "playwright";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium";
+const ARGS = ["--enable-unsafe-webgpu", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"];
+const RUN_TIMEOUT = 90_000;
+
+let server: PreviewServer;
+let base: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  const outDir = join(mkdtempSync(join(tmpdir(), "collapse-lab-lm-e2e-")), "dist");
+  await build({ logLevel: "warn", build: { outDir, emptyOutDir: true } });
+  server = await preview({ logLevel: "warn", preview: { host: "127.0.0.1", port: 0, strictPort: false }, build: { outDir } });
+  base = server.resolvedUrls!.local[0];
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe("the LM lab page", () => {
+  it(
+    "loads the tiny test models on wasm and runs Direct vs VS in the LM worker: replies, numbers and chart render, no console errors",
+    async () => {
+      const t0 = Date.now();
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const errors: string[] = [];
+      const foreign: string[] = [];
+      page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+      page.on("pageerror", (e) => errors.push(e.message));
+      context.on("request", (r) => !r.url().startsWith(base) && !/^(blob|data):/.test(r.url()) && foreign.push(r.url()));
+      await page.goto(new URL("./#lm", base).href);
+
+      await page.getByTestId("source-tiny").check();
+      expect(await page.getByTestId("source-tiny").locator("..").textContent()).toContain("random weights that write gibberish");
+      await page.getByTestId("device").selectOption("wasm");
+      await page.getByTestId("load").click();
+      await page.getByTestId("device-embedder").waitFor({ timeout: RUN_TIMEOUT });
+      for (const role of ["instruct", "base", "embedder"]) expect(await page.getByTestId(`device-${role}`).textContent()).toBe("wasm");
+      expect(await page.getByTestId("load-progress").textContent()).toContain("100");
+      await page.getByTestId("tiny-warning").waitFor();
+
+      await page.getByTestId("n").fill("4");
+      await page.getByTestId("k").fill("2");
+      await page.getByTestId("max-tokens").fill("16");
+      await page.getByTestId("run-compare").click();
+      await page.getByTestId("measures").waitFor({ timeout: RUN_TIMEOUT });
+      console.info(`LM lab, tiny models on wasm, load + Direct vs VS (N = 4, k = 2): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+      expect(await page.getByTestId("direct-replies").locator("li").count()).toBe(4);
+      expect(await page.getByTestId("vs-call").count()).toBe(2);
+      expect(await page.getByTestId("vs-call").first().textContent()).toMatch(/read as (json|tags|loose-json|list|raw)/);
+      const cells = async (row: string) => page.locator(`[data-testid="measures"] tr[data-row="${row}"] td`).allTextContents();
+      expect((await cells("count"))[0]).toBe("4");
+      for (const row of ["distinct1", "distinct2", "distinct3", "embedding"]) {
+        const values = (await cells(row)).slice(0, 2).map(Number);
+        for (const v of values) expect(v, row).toBeGreaterThanOrEqual(0);
+        for (const v of values) expect(v, row).toBeLessThanOrEqual(1);
+      }
+      expect((await cells("parsed"))[0]).toMatch(/^\d of 4$/);
+      expect(await page.getByTestId("donation-chart").locator('g[aria-label="bar"] rect').count()).toBe(20);
+      expect(await page.getByTestId("compare-error").count()).toBe(0);
+      expect(errors).toEqual([]);
+      expect(foreign).toEqual([]);
+      await context.close();
+    },
+    RUN_TIMEOUT * 2,
+  );
+});
