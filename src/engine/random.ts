@@ -5,6 +5,18 @@ import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 
 type RandomGenerator = ReturnType<typeof xoroshiro128plus>;
 
+const WARMUP = 20;
+
+/** MurmurHash3's 32-bit finaliser: every input bit affects every output bit. */
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h | 0;
+}
+
 export class Rng {
   readonly #gen: RandomGenerator;
   #spare: number | null = null; // second Box–Muller normal
@@ -15,7 +27,12 @@ export class Rng {
 
   static seed(seed: number): Rng {
     if (!Number.isInteger(seed)) throw new Error(`seed must be an integer, got ${seed}`);
-    return new Rng(xoroshiro128plus(seed | 0));
+    // pure-rand fills xoroshiro's state straight from the seed's bits, so small seeds start in
+    // a near-zero, structured state and neighbouring seeds give correlated streams: hash the
+    // seed (murmur3's finaliser) and discard the first outputs while the state mixes
+    const gen = xoroshiro128plus(fmix32(seed ^ 0x9e3779b9));
+    for (let i = 0; i < WARMUP; i++) gen.next();
+    return new Rng(gen);
   }
 
   /** A child stream; advances this one, so the order of splits is part of the seed. */

@@ -162,7 +162,7 @@ describe("gammaMLEFromDistributions", () => {
       const fit = gammaMLEFromDistributions(refs.map((ref, i) => ({ refLogp: ref, p: exactSim(ref, g), weight: 1 + (i % 3) })));
       expect(Math.abs(fit.gamma - g), `γ = ${g}`).toBeLessThan(1e-6);
       expect(fit.kl).toBeLessThan(1e-10);
-      expect(fit.iterations).toBeLessThan(25);
+      expect(fit.iterations).toBeLessThan(60); // damped Newton from γ = 1: a few dozen steps at most
     }
   });
 
