@@ -22,6 +22,8 @@ export class FakeLm implements LabLanguageModel {
   readonly scored: { prompt: LmPrompt; continuations: string[] }[] = [];
   /** While set, generate waits for release() or the call's abort signal. */
   gate: { promise: Promise<void>; release: () => void } | null = null;
+  /** With a gate: an abort takes effect only when the gate is released. */
+  slowCancel = false;
 
   constructor(
     readonly id: string,
@@ -41,12 +43,15 @@ export class FakeLm implements LabLanguageModel {
   async generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: { signal?: AbortSignal } = {}): Promise<Generation[]> {
     const call = this.calls.length;
     this.calls.push({ prompt, opts });
+    const cancelled = () => Object.assign(new Error("generation was cancelled"), { name: "LmCancelledError" });
     if (this.gate) {
       const signal = control.signal;
       await new Promise<void>((resolve, reject) => {
-        signal?.addEventListener("abort", () => reject(Object.assign(new Error("generation was cancelled"), { name: "LmCancelledError" })));
+        // a slow model notices the cancel only at its next step (release)
+        if (!this.slowCancel) signal?.addEventListener("abort", () => reject(cancelled()));
         void this.gate!.promise.then(resolve);
       });
+      if (signal?.aborted) throw cancelled();
     }
     return Array.from({ length: opts.n ?? 1 }, (_, row) => {
       const text = this.reply(prompt, opts, row, call);

@@ -6,7 +6,7 @@
 // both models at temperature 1, scores first lines under the base model and recovers a known γ.
 import { describe, expect, it } from "vitest";
 import { flushSync } from "svelte";
-import { DEFAULT_MODEL_IDS, LM_CARDS, LM_STATES, LmLabState, firstLine, labDialogue } from "../../src/app/state/lm.svelte";
+import { DEFAULT_MODEL_IDS, LM_CARDS, LM_STATES, LmLabState, describeLoadError, firstLine, labDialogue } from "../../src/app/state/lm.svelte";
 import { baseContinuation, baseTextPrompt, decisionDue, directPrompt, vsPrompt } from "../../src/lm/prompts";
 import { compareDonations, distinctScores, parseDonation } from "../../src/lm/measures";
 import type { GenerateOptions, LmPrompt } from "../../src/lm/types";
@@ -121,6 +121,33 @@ describe("loading", () => {
     expect(lab2.notice?.text).toMatch(/no chat template/);
   });
 
+  it("a local folder answered with the app's HTML page (a missing file on a single-page host) reads as 'Model not found'", async () => {
+    const html = new SyntaxError(`Unexpected token '<', "<!doctype "... is not valid JSON`);
+    const e = describeLoadError(html, { id: "SmolLM2-135M", localModelPath: "models" });
+    expect(e).toMatchObject({ kind: "model-not-found", title: "Model not found" });
+    expect(e.message).toContain("models/SmolLM2-135M/config.json");
+    // from the hub the same text is not about a folder
+    expect(describeLoadError(html, { id: "x/y" })).toMatchObject({ kind: null, title: "Something went wrong" });
+    const host = new FakeHost({ models: [] });
+    host.loadLanguageModel = async () => Promise.reject(html);
+    const lab = new LmLabState(host);
+    lab.source = "local";
+    lab.ids = { instruct: "SmolLM2-135M-Instruct", base: "", embedder: "" };
+    expect(await lab.load()).toBe(false);
+    expect(lab.error).toMatchObject({ title: "Model not found", job: "load" });
+    expect(lab.error!.message).toContain("models/SmolLM2-135M-Instruct/config.json");
+  });
+
+  it("shows the host's note about a software WebGPU adapter", async () => {
+    const host = new FakeHost({ models: [] });
+    const lab = new LmLabState(host);
+    await lab.checkWebGpu();
+    expect(lab.gpuNote).toBeNull();
+    Object.assign(host, { webGpuNote: async () => "software renderer: choose wasm" });
+    await lab.checkWebGpu();
+    expect(lab.gpuNote).toBe("software renderer: choose wasm");
+  });
+
   it("cancel stops a load: a notice, not an error, and nothing stays loaded", async () => {
     const host = new FakeHost({ models: [collapsedLm()], hang: true });
     const lab = new LmLabState(host);
@@ -130,7 +157,9 @@ describe("loading", () => {
     expect(lab.busy).toBe(true);
     expect(lab.job?.kind).toBe("load");
     lab.cancel();
+    expect(lab.cancelling).toBe(true);
     expect(await done).toBe(false);
+    expect(lab.cancelling).toBe(false);
     expect(lab.error).toBeNull();
     expect(lab.notice).toEqual({ job: "load", text: "Loading was cancelled." });
     expect(lab.loaded).toEqual({});

@@ -85,11 +85,15 @@ describe("LmPage", () => {
     await lab.load();
     render(LmPage, { lab });
     instruct.hold();
+    instruct.slowCancel = true;
     await fireEvent.click(screen.getByTestId("run-compare"));
     await tick();
     expect(screen.getByTestId("compare-status").textContent).toMatch(/Direct replies/);
     expect((screen.getByTestId("load") as HTMLButtonElement).disabled).toBe(true);
     await fireEvent.click(screen.getByTestId("compare-cancel"));
+    expect(screen.getByTestId("compare-status").textContent).toMatch(/Stopping/);
+    expect(screen.queryByTestId("compare-cancel")).toBeNull();
+    instruct.gate!.release(); // the model reaches its next step
     await until(() => !lab.busy);
     await tick();
     expect(screen.getByTestId("compare-notice").textContent).toBe("The Direct vs VS run was cancelled.");

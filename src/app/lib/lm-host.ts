@@ -6,6 +6,7 @@
 // loaded only when they are picked) and handed to the worker in memory.
 import { Comlink, RemoteEmbeddingModel, RemoteLanguageModel, spawnLmWorker, type LmWorkerHandle } from "../../lm/lm-client";
 import { LmCancelledError } from "../../lm/errors";
+import { detectWebGPU } from "../../engine/backends";
 import type { LoadProgress, ModelSource } from "../../lm/backend";
 import type { LoadedModel } from "../../lm/lm-service";
 import type { LabEmbeddingModel, LabLanguageModel, LmLabHost, LoadCall, ModelRole } from "../state/lm.svelte";
@@ -57,6 +58,15 @@ export class WorkerLmHost implements LmLabHost {
       base: { id: `${TINY_LM}-base`, files: makeTinyGpt2({ seed: 2, context: TINY_CONTEXT, chatTemplate: false }).files },
       embedder: { id: TINY_EMBEDDER, files: makeTinyBert().files },
     };
+  }
+
+  /** Software WebGPU (SwiftShader, a fallback adapter) runs these models many times slower than wasm. */
+  async webGpuNote(): Promise<string | null> {
+    const found = await detectWebGPU();
+    if (!("adapter" in found)) return null;
+    const { vendor, architecture, isFallbackAdapter } = found.adapter;
+    if (!isFallbackAdapter && !/swiftshader|llvmpipe|lavapipe|software/i.test(`${vendor} ${architecture}`)) return null;
+    return `This browser's WebGPU is a software renderer (${[vendor, architecture].filter(Boolean).join(" ") || "fallback adapter"}): models run many times slower on it than on wasm, which "auto" does not know. Choose wasm.`;
   }
 
   reset(): void {

@@ -118,6 +118,8 @@ export interface LmLabHost {
   tinySources(): Promise<Record<ModelRole, ModelSource>>;
   /** Drops every loaded model (before a new set is loaded). */
   reset(): void;
+  /** A caveat about this browser's WebGPU adapter (e.g. a software one, far slower than wasm), or null. */
+  webGpuNote?(): Promise<string | null>;
 }
 
 // ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -233,6 +235,24 @@ export function describeError(e: unknown): LabError {
   return { kind, title: kind ? ERROR_TITLES[kind] : "Something went wrong", message };
 }
 
+/**
+ * A static server that answers every unknown path with the app's index.html (as Vite's and most
+ * single-page hosts do) turns a missing model file into "Unexpected token '<' … is not valid
+ * JSON": say what that means for a local folder.
+ */
+export function describeLoadError(e: unknown, src: { id: string; localModelPath?: string }): LabError {
+  const err = describeError(e);
+  if (err.kind === null && src.localModelPath !== undefined && /unexpected token '?<|<!doctype|is not valid json/i.test(err.message)) {
+    const path = src.localModelPath.endsWith("/") ? src.localModelPath : `${src.localModelPath}/`;
+    return {
+      kind: "model-not-found",
+      title: "Model not found",
+      message: `The server sent a web page instead of a model file for "${src.id}" (${err.message}): ${path}${src.id}/config.json and the other files are probably missing. Put the model folder there, in Hugging Face layout.`,
+    };
+  }
+  return err;
+}
+
 /** One reply of a transcript: the first line, trimmed (the next line would be another speaker's). */
 export const firstLine = (text: string) => text.trim().split(/\r?\n/)[0].trim();
 
@@ -283,6 +303,10 @@ export class LmLabState {
   notice = $state.raw<{ job: JobKind; text: string } | null>(null);
   compare = $state.raw<CompareResult | null>(null);
   gamma = $state.raw<GammaResult | null>(null);
+  /** Cancel was pressed; the job ends once the worker reaches its next step. */
+  cancelling = $state(false);
+  /** A caveat about WebGPU here (see LmLabHost.webGpuNote). */
+  gpuNote = $state.raw<string | null>(null);
 
   readonly busy = $derived(this.job !== null);
   readonly dialogue = $derived(labDialogue(this.cardId, this.stateId));
@@ -316,7 +340,14 @@ export class LmLabState {
 
   /** Cancels the running job (a load, a Direct-vs-VS run or a γ run). */
   cancel(): void {
-    this.#abort?.abort();
+    if (!this.#abort || this.#abort.signal.aborted) return;
+    this.cancelling = true;
+    this.#abort.abort();
+  }
+
+  /** Asks the host about this browser's WebGPU adapter once (for the device picker's note). */
+  async checkWebGpu(): Promise<void> {
+    this.gpuNote = (await this.host.webGpuNote?.().catch(() => null)) ?? null;
   }
 
   /** Drops every model (e.g. when the page's owner goes away). */
@@ -343,6 +374,7 @@ export class LmLabState {
   #end(): void {
     this.job = null;
     this.#abort = null;
+    this.cancelling = false;
   }
 
   /** Records a failure; a cancel is a notice, not an error. Returns the status a result gets. */
@@ -378,6 +410,7 @@ export class LmLabState {
     this.loaded = {};
     this.loadedSource = null;
     this.files = [];
+    let current: ModelSource | null = null;
     try {
       const tiny = source === "tiny" ? await this.host.tinySources() : null;
       for (const role of roles) {
@@ -387,6 +420,7 @@ export class LmLabState {
           : source === "local"
             ? { id: this.ids[role].trim(), localModelPath: this.localPath.trim() }
             : { id: this.ids[role].trim() };
+        current = src;
         this.job = { ...this.job!, label: `Loading the ${ROLE_WORDS[role]} (${src.id})` };
         const call: LoadCall = { device: this.device, onProgress: (p) => this.#onProgress(role, p), signal };
         if (role === "embedder") {
@@ -405,7 +439,8 @@ export class LmLabState {
       if (instruct && !instruct.hasChatTemplate) this.notice = { job: "load", text: `${instruct.id} has no chat template, so it cannot answer the chat prompts: pick an instruct model for the simulator.` };
       return true;
     } catch (e) {
-      this.#fail(e, "load", "Loading");
+      if (current && describeError(e).kind !== "cancelled") this.error = { ...describeLoadError(e, current), job: "load" };
+      else this.#fail(e, "load", "Loading");
       if (describeError(e).kind === "cancelled") {
         this.host.reset();
         this.#models = {};
