@@ -1,5 +1,8 @@
 // Runs an experiment's tasks in a pool of dedicated module workers (one task per worker at a
 // time), never on the main thread. Pause / step / resume / stop reach every worker.
+// Reliability (DESIGN §9): a crashed worker is replaced and its task runs again; a task that
+// fails on WebGPU (e.g. a lost device) moves the whole pool to wasm and runs again. Tasks are
+// deterministic and finished ones are kept, so the run continues where it was.
 import * as Comlink from "comlink";
 import type { BackendInfo } from "../../engine/backends";
 import type { BackendName } from "../../engine/backend";
@@ -11,7 +14,9 @@ interface Slot {
   worker: Worker;
   api: Comlink.Remote<ExperimentWorkerApi>;
   ready: Promise<BackendInfo>;
+  backend: BackendName;
   busy: boolean;
+  crashed: Promise<never>; // rejects when the worker dies
 }
 
 interface Pending {
@@ -19,6 +24,17 @@ interface Pending {
   onProgress?: (p: UnitProgress) => void;
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
+  attempts: number;
+}
+
+/** Retries of one task after worker crashes before the run gives up. */
+const MAX_ATTEMPTS = 3;
+
+export class WorkerCrashed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "WorkerCrashed";
+  }
 }
 
 export function spawnExperimentWorker(): { worker: Worker; api: Comlink.Remote<ExperimentWorkerApi> } {
@@ -26,21 +42,51 @@ export function spawnExperimentWorker(): { worker: Worker; api: Comlink.Remote<E
   return { worker, api: Comlink.wrap<ExperimentWorkerApi>(worker) };
 }
 
+export interface ExecutorEvents {
+  /** The pool moved from WebGPU to wasm; `reason` says why. */
+  onFallback?(reason: string): void;
+  /** A worker died and was replaced. */
+  onRestart?(reason: string): void;
+}
+
 export class WebWorkerExecutor implements Executor {
   readonly #slots: Slot[] = [];
   readonly #queue: Pending[] = [];
   readonly #inflight = new Set<Pending>();
+  #backend: BackendName;
   #paused = false;
   #closed = false;
 
   constructor(
     readonly parallelism: number,
-    readonly backend: BackendName,
+    backend: BackendName,
+    readonly events: ExecutorEvents = {},
   ) {
-    for (let i = 0; i < parallelism; i++) {
-      const { worker, api } = spawnExperimentWorker();
-      this.#slots.push({ worker, api, ready: api.init(backend), busy: false });
-    }
+    this.#backend = backend;
+    for (let i = 0; i < parallelism; i++) this.#slots.push(this.#spawn());
+  }
+
+  #spawn(): Slot {
+    const { worker, api } = spawnExperimentWorker();
+    const crashed = new Promise<never>((_, reject) => {
+      worker.addEventListener("error", (e) => {
+        e.preventDefault(); // handled here: the task is redone on a fresh worker
+        reject(new WorkerCrashed(`a worker crashed: ${e.message || "unknown error"}`));
+      });
+    });
+    crashed.catch(() => undefined); // observed in #pump
+    return { worker, api, ready: api.init(this.#backend), backend: this.#backend, busy: false, crashed };
+  }
+
+  #replace(slot: Slot): void {
+    slot.api[Comlink.releaseProxy]();
+    slot.worker.terminate();
+    Object.assign(slot, this.#spawn());
+  }
+
+  /** The backend the pool runs on now. */
+  get backend(): BackendName {
+    return this.#backend;
   }
 
   /** What the first worker actually runs (webgpu may have fallen back to wasm). */
@@ -51,7 +97,7 @@ export class WebWorkerExecutor implements Executor {
   run<T extends Task>(task: T, onProgress?: (p: UnitProgress) => void): Promise<TaskResult<T>> {
     if (this.#closed) return Promise.reject(new Error("the run was stopped"));
     return new Promise((resolve, reject) => {
-      this.#queue.push({ task, onProgress, resolve: resolve as (v: unknown) => void, reject });
+      this.#queue.push({ task, onProgress, resolve: resolve as (v: unknown) => void, reject, attempts: 0 });
       this.#pump();
     });
   }
@@ -63,16 +109,31 @@ export class WebWorkerExecutor implements Executor {
       if (!p) return;
       slot.busy = true;
       this.#inflight.add(p);
+      p.attempts++;
       void (async () => {
+        let retry = false;
         try {
-          await slot.ready;
+          if (slot.backend !== this.#backend) this.#replace(slot);
+          await Promise.race([slot.ready, slot.crashed]);
           if (this.#paused) await slot.api.pause();
           const progress = p.onProgress ? Comlink.proxy(p.onProgress) : undefined;
-          p.resolve(await slot.api.run(p.task, progress));
+          p.resolve(await Promise.race([slot.api.run(p.task, progress), slot.crashed]));
         } catch (e) {
-          p.reject(e instanceof Error ? e : new Error(String(e)));
+          const error = e instanceof Error ? e : new Error(String(e));
+          if (this.#closed) p.reject(new Error("the run was stopped"));
+          else if (e instanceof WorkerCrashed && p.attempts < MAX_ATTEMPTS) {
+            this.events.onRestart?.(error.message);
+            this.#replace(slot);
+            retry = true;
+          } else if (slot.backend === "webgpu" && p.attempts < MAX_ATTEMPTS) {
+            this.#backend = "wasm";
+            this.events.onFallback?.(`WebGPU failed (${error.message}); continuing on wasm`);
+            this.#replace(slot);
+            retry = true;
+          } else p.reject(error);
         } finally {
           this.#inflight.delete(p);
+          if (retry) this.#queue.unshift(p);
           slot.busy = false;
           this.#pump();
         }
@@ -94,10 +155,15 @@ export class WebWorkerExecutor implements Executor {
     await Promise.all(this.#slots.map((s) => s.api.resume()));
   }
 
-  /** One RL step in every running unit, then paused again. */
+  /** One RL step in every running unit, then paused. */
   async step(): Promise<void> {
     if (!this.#paused) await this.pause();
     await Promise.all(this.#slots.map((s) => s.api.step()));
+  }
+
+  /** Test hook: worker `i` reports an uncaught error, as a crashing worker does. */
+  simulateCrash(i: number): void {
+    this.#slots[i].worker.dispatchEvent(new ErrorEvent("error", { message: "simulated crash", cancelable: true }));
   }
 
   async close(): Promise<void> {

@@ -51,6 +51,8 @@ export class ExperimentState {
   source = $state<"live" | "recorded" | "stored" | "imported" | null>(null);
   backend = $state<BackendDecision | null>(null);
   runId = $state<string | null>(null);
+  /** Things that happened during the run that the user should know (worker restarts, fallbacks). */
+  notes = $state<string[]>([]);
   startedAt = $state<number | null>(null);
   finishedAt = $state<number | null>(null);
 
@@ -134,6 +136,7 @@ export class ExperimentState {
     this.source = "live";
     this.curves = {};
     this.progress = null;
+    this.notes = [];
     this.startedAt = Date.now();
     this.finishedAt = null;
     let executor: ControlledExecutor | null = null;
@@ -171,6 +174,7 @@ export class ExperimentState {
         onProgress: (p) => this.#onProgress(p, stored),
       });
       if (this.#stopped) throw new Error("stopped");
+      if (this.backend.name !== report.env.backend) report.env.backend = `${this.backend.name} (started on ${report.env.backend})`;
       this.report = report;
       this.status = "done";
       this.finishedAt = Date.now();
@@ -207,6 +211,16 @@ export class ExperimentState {
       this.#lastSave = Date.now();
       void this.deps.store.put({ ...stored, tasksDone: p.done, tasksTotal: p.total, status: "running" });
     }
+  }
+
+  /** The pool moved from WebGPU to wasm mid-run. */
+  fellBack(reason: string): void {
+    if (this.backend) this.backend = { ...this.backend, name: "wasm", reason, notice: `${reason}.` };
+    this.notes = [...this.notes, reason];
+  }
+
+  note(message: string): void {
+    this.notes = [...this.notes, message];
   }
 
   async pause(): Promise<void> {
