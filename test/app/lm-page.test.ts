@@ -100,6 +100,18 @@ describe("LmPage", () => {
     expect(screen.queryByTestId("compare-status")).toBeNull();
   });
 
+  it("the model id fields edit the lab's ids; the tiny option shows the tiny names instead", async () => {
+    const { lab } = tinyLab();
+    render(LmPage, { lab });
+    await fireEvent.input(screen.getByTestId("model-base"), { target: { value: "HuggingFaceTB/SmolLM2-360M" } });
+    expect(lab.ids.base).toBe("HuggingFaceTB/SmolLM2-360M");
+    await fireEvent.click(screen.getByTestId("source-tiny"));
+    expect(screen.queryByTestId("model-base")).toBeNull();
+    expect(screen.getByDisplayValue("tiny-gpt2-base")).toBeTruthy();
+    await fireEvent.click(screen.getByTestId("source-hub"));
+    expect((screen.getByTestId("model-base") as HTMLInputElement).value).toBe("HuggingFaceTB/SmolLM2-360M");
+  });
+
   it("a load error shows in the model section with its title", async () => {
     const lab = new LmLabState(new FakeHost({ models: [], missing: ["HuggingFaceTB/SmolLM2-135M-Instruct"] }));
     render(LmPage, { lab });
