@@ -44,6 +44,7 @@ export const ExperimentConfigSchema = z.strictObject({
   }),
   corpus: z.strictObject({
     dialogues: int(64), // human–behaviour-persuader dialogues the reference simulator and base policy learn from
+    persuaderStyle: num(0, 1000), // α: each corpus persuader's strategy mix ~ Dirichlet(α · P4G frequencies); 0 = every persuader uses P4G's mix
   }),
   simulator: z.strictObject({
     gamma: num(1, 1000), // alignment strength γ of the aligned simulator: π_ref^γ
@@ -104,7 +105,7 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   seedBase: 0,
   conditions: [...CONDITIONS],
   world: { cardInformativeness: 1, replySharpness: 2, repeatDecay: 0.3 },
-  corpus: { dialogues: 4096 },
+  corpus: { dialogues: 4096, persuaderStyle: 0 },
   simulator: {
     gamma: 10,
     model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },

@@ -11,7 +11,7 @@ import type { DiagnosticsReport } from "./diagnostics";
 import { assemblePretrained, benchmarkFor, describeJob, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
 import type { SeedMetrics, UnitProgress } from "./runner";
 import type { Executor } from "./tasks";
-import { behaviourDialogue, donation } from "../benchmarks/persuasion/world";
+import { behaviourDialogue, calibrate, donation } from "../benchmarks/persuasion/world";
 
 export const REPORT_SCHEMA = "collapse-lab/run-report@1";
 export const VERSION = "0.1.0";
@@ -62,10 +62,10 @@ export type ExperimentProgress =
 function calibration(config: ExperimentConfig): RunReport["calibration"] {
   const bench = benchmarkFor(config);
   const rng = Rng.seed(12345);
-  const rows = bench.calibration(rng);
+  const rows = calibrate(bench.population, rng, 20000, config.corpus.persuaderStyle);
   const n = 20000;
   const counts = AMOUNTS.map(() => 0);
-  for (let i = 0; i < n; i++) counts[AMOUNTS.indexOf(donation(behaviourDialogue(bench.population, bench.population.sample(rng), rng)))]++;
+  for (let i = 0; i < n; i++) counts[AMOUNTS.indexOf(donation(behaviourDialogue(bench.population, bench.population.sample(rng), rng, config.corpus.persuaderStyle)))]++;
   return { rows, donationHistogram: { amounts: AMOUNTS, real: p4gStats.donations.histogram.fractions, fitted: counts.map((c) => c / n) } };
 }
 

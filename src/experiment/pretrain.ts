@@ -42,8 +42,8 @@ export function modelOptions(bench: Benchmark, c: ExperimentConfig): ModelOption
   return { capacity: Math.max(c.rl.prompts * c.rl.groupSize, c.simulator.pretrain.batch, c.policy.pretrain.batch), masks: allowed };
 }
 
-export function buildCorpus(bench: ReturnType<typeof createPersuasion>, n: number, rng: Rng): Dialogue[] {
-  return Array.from({ length: n }, () => behaviourDialogue(bench.population, bench.population.sample(rng), rng));
+export function buildCorpus(bench: ReturnType<typeof createPersuasion>, n: number, rng: Rng, persuaderStyle = 0): Dialogue[] {
+  return Array.from({ length: n }, () => behaviourDialogue(bench.population, bench.population.sample(rng), rng, persuaderStyle));
 }
 
 export interface PretrainResult {
@@ -130,21 +130,21 @@ export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig
   switch (job.kind) {
     case "reference":
     case "policy": {
-      const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(0));
+      const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(0), c.corpus.persuaderStyle);
       return job.kind === "reference"
         ? pretrain(backend, bench, corpus, "simulator", c.simulator, opts, root.fork(1).int(2 ** 31))
         : pretrain(backend, bench, corpus, "policy", c.policy, opts, root.fork(2).int(2 ** 31));
     }
     case "ensemble": {
       // another sample of the same population and another seed: same family, another checkpoint
-      const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(10 + job.member));
+      const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(10 + job.member), c.corpus.persuaderStyle);
       return pretrain(backend, bench, corpus, "simulator", c.simulator, opts, root.fork(20 + job.member).int(2 ** 31));
     }
     case "panel": {
       const m = c.panel[job.member];
       const rng = Rng.seed(job.seed).fork(1000 + m.seedOffset);
       const world = benchmarkFor(c, m.prior); // a differently skewed population
-      const corpus = buildCorpus(world, Math.max(64, Math.round(c.corpus.dialogues * m.corpusScale)), rng.fork(0));
+      const corpus = buildCorpus(world, Math.max(64, Math.round(c.corpus.dialogues * m.corpusScale)), rng.fork(0), c.corpus.persuaderStyle);
       return pretrain(backend, bench, corpus, "simulator", c.simulator, opts, rng.fork(1).int(2 ** 31));
     }
   }
