@@ -22,13 +22,45 @@ const Pretrain = z.strictObject({
   lr: num(0, 1),
 });
 
-const PanelMember = z.strictObject({
-  name: z.string().min(1),
-  gamma: num(1, 1000), // its own alignment strength
-  prior: z.array(num(0)).optional(), // its corpus' type mixture (a different population skew); default: the humans'
-  corpusScale: num(0.05, 4), // corpus size relative to the reference's
-  seedOffset: int(0), // its own pretraining seed
+/** A real language model as a panel member: LmSimulator (src/lm/lm-simulator.ts) on transformers.js. */
+const PanelLm = z.strictObject({
+  model: z.string().min(1), // a local model folder in Hugging Face layout, written as a path (/abs, ./rel, ../rel), or a hub id ("HuggingFaceTB/SmolLM2-135M")
+  mode: z.enum(["direct", "vs"]), // direct: sample the LM's label distribution; vs: Verbalized Sampling of it
+  temperature: num(0.01, 100).optional(), // p(act) ∝ exp(label log-likelihood / T); default 1
+  lengthNormalise: z.boolean().optional(), // score a label by its mean token log-likelihood; default false (the sum)
+  promptStyle: z.enum(["text", "chat"]).optional(), // text: a plain prompt (any model); chat: the chat template (instruct models); default text
+  k: int(1, 64).optional(), // vs only: candidates per reply; default vs.k
+  selection: z.enum(["random", "prob"]).optional(), // vs only: default vs.selection
+  exponent: num(0, 100).optional(), // vs only: the verbalized q ∝ p^exponent; default 1 (q is the LM's own p)
+  dtype: z.enum(["fp32", "fp16", "q8", "int8", "uint8", "q4", "q4f16"]).optional(), // weight file (onnx/model_<dtype>.onnx); default: transformers.js's per-device choice
 });
+
+const NETWORK_KEYS = ["gamma", "prior", "corpusScale", "seedOffset"] as const;
+
+/**
+ * A held-out panel member is either a pretrained network collapsed to π^γ (gamma, corpusScale,
+ * seedOffset required, prior optional) or, with `lm`, a real LM that is not pretrained here — then
+ * the network keys are errors, not silently ignored. Existing configs (no `lm`) keep their meaning.
+ */
+const PanelMember = z
+  .strictObject({
+    name: z.string().min(1),
+    gamma: num(1, 1000).optional(), // its own alignment strength (network members)
+    prior: z.array(num(0)).optional(), // its corpus' type mixture (a different population skew); default: the humans'
+    corpusScale: num(0.05, 4).optional(), // corpus size relative to the reference's (network members)
+    seedOffset: int(0).optional(), // its own pretraining seed (network members)
+    lm: PanelLm.optional(), // present: an LM member
+  })
+  .superRefine((m, ctx) => {
+    if (m.lm) {
+      for (const k of NETWORK_KEYS) if (m[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: "an LM member (with lm) is not pretrained here; remove this key" });
+      if (m.lm.mode === "direct") {
+        for (const k of ["k", "selection", "exponent"] as const) if (m.lm[k] !== undefined) ctx.addIssue({ code: "custom", path: ["lm", k], message: 'only for mode "vs"' });
+      }
+    } else {
+      for (const k of ["gamma", "corpusScale", "seedOffset"] as const) if (m[k] === undefined) ctx.addIssue({ code: "custom", path: [k], message: "required for a pretrained panel member (one without lm)" });
+    }
+  });
 
 export const ExperimentConfigSchema = z.strictObject({
   version: z.literal(1),

@@ -5,6 +5,9 @@
 // The reference's KL to the exact Bayes predictive says how well pretraining learned humans.
 // Reply tables show every simulator's reply distribution at a few fixed, readable dialogue states
 // next to the Bayes predictive and each latent type's own replies (the app's Simulators page).
+// Panel members that are real LMs have no reference network and no built-in γ: their γ fields
+// (true, MLE, reference-aware) are null; SCOPE's reference-free estimators, reply entropy, mode
+// coverage and reply-table rows are measured as for every other simulator.
 import type { Benchmark, Dialogue } from "../benchmarks/types";
 import type { EngineBackend, EngineModel } from "../engine/backend";
 import { Rng } from "../engine/random";
@@ -14,6 +17,7 @@ import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive, Humans, type UserSimulator } from "../simulators/simulator";
 import { VerbalizedSampling, vsExponent } from "../simulators/vs";
 import type { ExperimentConfig } from "./config";
+import { openLmPanel, type LmPanel } from "./lm-panel";
 import { benchmarkFor, modelOptions, type PretrainedSet } from "./pretrain";
 import { evaluate } from "./runner";
 
@@ -148,31 +152,35 @@ function allowedOf(bench: Benchmark, d: Dialogue): number[] {
   return bench.maskClasses[bench.userClass(d)].allowed;
 }
 
-async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator) {
+/** γ estimates from sampled replies; without a reference network only SCOPE's reference-free ones. */
+async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator | null) {
   const states = [...s.contexts.values()];
+  if (!reference) return { gammaMLE: null, scope: scopeEstimates(bench, states), referenceAware: null };
   const ref = await reference.distribution(states.map((c) => c.d), undefined, 1);
   const V = bench.acts.length;
   const mle: GammaContext[] = [];
   const aware: { refLogp: number[]; sim: number[] }[] = [];
-  const scope: number[][] = [];
   states.forEach((c, j) => {
     const allowed = allowedOf(bench, c.d);
     const refLogp = allowed.map((a) => Math.log(ref[j * V + a]));
     const counts = allowed.map((a) => c.counts.get(a) ?? 0);
     mle.push({ refLogp, counts });
     const total = counts.reduce((x, y) => x + y, 0);
-    if (total >= 5) {
-      aware.push({ refLogp, sim: counts });
-      scope.push(counts);
-    }
+    if (total >= 5) aware.push({ refLogp, sim: counts });
   });
   const fit = gammaMLE(mle);
-  const rough = scope.length > 0 ? scopeGamma(scope) : null;
   return {
     gammaMLE: { gamma: fit.gamma, se: fit.se },
-    scope: rough && { zipf: rough.zipf, concentration: rough.concentration, entropy: rough.entropy, mean: rough.mean },
+    scope: scopeEstimates(bench, states),
     referenceAware: aware.length > 0 ? { zipf: zipfGamma(aware).gamma, top1: top1Gamma(aware).gamma, entropyRatio: entropyRatioGamma(aware).gamma } : null,
   };
+}
+
+/** SCOPE's rough estimators over the states with ≥ 5 sampled replies (null when there are none). */
+function scopeEstimates(bench: Benchmark, states: { d: Dialogue; counts: Map<number, number> }[]): SimulatorDiagnostics["scope"] {
+  const scope = states.map((c) => allowedOf(bench, c.d).map((a) => c.counts.get(a) ?? 0)).filter((counts) => counts.reduce((x, y) => x + y, 0) >= 5);
+  const rough = scope.length > 0 ? scopeGamma(scope) : null;
+  return rough && { zipf: rough.zipf, concentration: rough.concentration, entropy: rough.entropy, mean: rough.mean };
 }
 
 async function meanReplyEntropy(bench: Benchmark, s: Samples, sim: UserSimulator): Promise<number> {
@@ -191,6 +199,7 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
   const rng = Rng.seed(pretrained.seed).fork(300);
   const n = config.eval.diagnosticSamples;
   const owned: EngineModel[] = [];
+  let lmPanel: LmPanel | null = null;
   const load = (ck: Parameters<EngineBackend["createModel"]>[0]) => {
     const m = backend.createModel(ck, opts);
     owned.push(m);
@@ -213,7 +222,12 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       const m = load(r.checkpoint);
       entries.push({ sim: new NeuralSimulator(`ensemble simulator ${k + 2}`, bench, m, gamma, true), role: "ensemble", trueGamma: gamma, ref: new NeuralSimulator("", bench, m, 1, true) });
     });
+    lmPanel = await openLmPanel(bench, config, pretrained.panel.flatMap((p) => ("lm" in p ? [p] : [])), backend.name);
     for (const p of pretrained.panel) {
+      if ("lm" in p) {
+        entries.push({ sim: lmPanel.simulators.get(p.name)!, role: "panel", trueGamma: null, ref: null });
+        continue;
+      }
       const m = load(p.result.checkpoint);
       entries.push({ sim: new NeuralSimulator(p.name, bench, m, p.gamma, true), role: "panel", trueGamma: p.gamma, ref: new NeuralSimulator("", bench, m, 1, true) });
     }
@@ -236,7 +250,7 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
     const simulators: SimulatorDiagnostics[] = [];
     for (const e of entries) {
       const s = samples.get(e.sim.name)!;
-      const g = e.ref ? await gammaOf(bench, s, e.ref) : null;
+      const g = e.role === "humans" ? null : await gammaOf(bench, s, e.ref);
       simulators.push({
         name: e.sim.name,
         role: e.role,
@@ -264,5 +278,6 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
     };
   } finally {
     for (const m of owned) m.dispose();
+    await lmPanel?.dispose();
   }
 }

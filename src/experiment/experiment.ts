@@ -8,6 +8,7 @@ import { Rng } from "../engine/random";
 import { pairedDifference, summarize, type PairedSummary, type Summary } from "./stats";
 import { type ConditionId, type ExperimentConfig, seedsOf } from "./config";
 import type { DiagnosticsReport } from "./diagnostics";
+import { checkLmPanel } from "./lm-panel";
 import { assemblePretrained, benchmarkFor, describeJob, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
 import type { SeedMetrics, UnitProgress } from "./runner";
 import type { Executor } from "./tasks";
@@ -108,6 +109,7 @@ export async function runExperiment(
   opts: { backend: string; preset?: string; onProgress?: (p: ExperimentProgress) => void; cache?: TaskCache },
 ): Promise<RunReport> {
   const t0 = performance.now();
+  await checkLmPanel(config); // a missing LM folder fails now, not after pretraining
   const cache = opts.cache;
   const seeds = seedsOf(config);
   const jobs = [...panelJobs(config), ...seeds.flatMap((s) => pretrainJobs(config, s))];

@@ -3,6 +3,7 @@
 // user's turns given the persona card. The reference simulator should approach the exact Bayes
 // predictive of the population (its KL is reported); panel simulators learn from corpora of
 // differently skewed populations, smaller samples and other seeds, as LLM families differ.
+// Panel members that are real LMs (`lm` in the config) are not pretrained (lm-panel.ts).
 import type { Benchmark, Dialogue } from "../benchmarks/types";
 import { createPersuasion, DEFAULT_PARAMS, behaviourDialogue, type PersuasionParams } from "../benchmarks/persuasion/world";
 import type { EngineBackend, ModelOptions } from "../engine/backend";
@@ -10,7 +11,7 @@ import { DEFAULT_OPTIM, DEFAULT_POLICY } from "../engine/backend";
 import { initCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import type { ModelConfig } from "../engine/config";
 import { Rng } from "../engine/random";
-import type { ExperimentConfig } from "./config";
+import type { ExperimentConfig, PanelMemberConfig } from "./config";
 import { encode, type Role } from "./encode";
 
 export function worldParams(c: ExperimentConfig, skew?: number[]): PersuasionParams {
@@ -80,11 +81,16 @@ export async function pretrain(
   }
 }
 
+/** A held-out panel member, in config order: a pretrained network (collapsed to π^γ) or a real LM. */
+export type PanelEntry =
+  | { name: string; gamma: number; result: PretrainResult }
+  | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> }; // loaded by lm-panel.ts where it is used
+
 export interface PretrainedSet {
   seed: number;
   reference: PretrainResult; // π_ref, the single simulator's network
   ensemble: PretrainResult[]; // K reference networks (member 0 is `reference`)
-  panel: { name: string; gamma: number; result: PretrainResult }[];
+  panel: PanelEntry[];
   basePolicy: PretrainResult;
 }
 
@@ -103,10 +109,18 @@ export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
 
 /**
  * The held-out panel is a fixed set of other "families", like the fixed panel of LLM simulators in
- * SCOPE: pretrained once per experiment (from seedBase) and shared by every seed.
+ * SCOPE: pretrained once per experiment (from seedBase) and shared by every seed. LM members
+ * need no job; `member` stays the index in `c.panel`.
  */
 export function panelJobs(c: ExperimentConfig): PretrainJob[] {
-  return c.panel.map((_, m) => ({ kind: "panel", seed: c.seedBase, member: m }));
+  return c.panel.flatMap((m, i): PretrainJob[] => (m.lm ? [] : [{ kind: "panel", seed: c.seedBase, member: i }]));
+}
+
+/** A network member's pretraining settings (validateConfig requires them when `lm` is absent). */
+function networkMember(c: ExperimentConfig, i: number): { name: string; gamma: number; prior?: number[]; corpusScale: number; seedOffset: number } {
+  const { name, gamma, prior, corpusScale, seedOffset, lm } = c.panel[i];
+  if (lm || gamma === undefined || corpusScale === undefined || seedOffset === undefined) throw new Error(`panel member ${name} is not a pretrained network`);
+  return { name, gamma, prior, corpusScale, seedOffset };
 }
 
 export function describeJob(c: ExperimentConfig, job: PretrainJob): string {
@@ -141,7 +155,7 @@ export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig
       return pretrain(backend, bench, corpus, "simulator", c.simulator, opts, root.fork(20 + job.member).int(2 ** 31));
     }
     case "panel": {
-      const m = c.panel[job.member];
+      const m = networkMember(c, job.member);
       const rng = Rng.seed(job.seed).fork(1000 + m.seedOffset);
       const world = benchmarkFor(c, m.prior); // a differently skewed population
       const corpus = buildCorpus(world, Math.max(64, Math.round(c.corpus.dialogues * m.corpusScale)), rng.fork(0), c.corpus.persuaderStyle);
@@ -162,7 +176,9 @@ export function assemblePretrained(c: ExperimentConfig, seed: number, results: M
     seed,
     reference,
     ensemble,
-    panel: c.panel.map((m, i) => ({ name: m.name, gamma: m.gamma, result: find((j) => j.kind === "panel" && j.member === i, c.seedBase) })),
+    panel: c.panel.map((m, i): PanelEntry =>
+      m.lm ? { name: m.name, lm: m.lm } : { name: m.name, gamma: networkMember(c, i).gamma, result: find((j) => j.kind === "panel" && j.member === i, c.seedBase) },
+    ),
     basePolicy: find((j) => j.kind === "policy"),
   };
 }

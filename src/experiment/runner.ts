@@ -1,7 +1,8 @@
 // Runs an experiment: per seed, pretrain the shared models, then train one policy per condition
 // with GRPO against that condition's simulators, and evaluate every policy against its training
 // simulators, the held-out panel and the human population. A (condition, seed) unit is a pure
-// function of config + seed + pretrained checkpoints, so units can run in parallel workers.
+// function of config + seed + pretrained checkpoints (and the panel's LM files, if any), so units
+// can run in parallel workers.
 import type { Benchmark } from "../benchmarks/types";
 import type { EngineBackend } from "../engine/backend";
 import { DEFAULT_OPTIM } from "../engine/backend";
@@ -13,6 +14,7 @@ import { Humans, type UserSimulator } from "../simulators/simulator";
 import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
 import { createOpponents } from "./conditions";
 import { encode } from "./encode";
+import { openLmPanel } from "./lm-panel";
 import { benchmarkFor, modelOptions, type PretrainedSet } from "./pretrain";
 import { groupedPersonas, outcome, play } from "./rollout";
 
@@ -94,14 +96,17 @@ export async function runUnit(
   const evalRng = Rng.seed(seed).fork(200); // the same evaluation draws for every condition
   const T = config.rl.temperature;
   const humans = new Humans(bench);
+  // LM members first: one that fails to load fails the unit before any engine model exists
+  const lmPanel = await openLmPanel(bench, config, pretrained.panel.flatMap((m) => ("lm" in m ? [m] : [])), backend.name);
   const owned = [] as { dispose(): void }[];
   const policy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
   const basePolicy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
   owned.push(policy, basePolicy);
-  const panel = pretrained.panel.map(({ name, gamma, result }) => {
-    const model = backend.createModel(result.checkpoint, opts);
+  const panel: UserSimulator[] = pretrained.panel.map((m) => {
+    if ("lm" in m) return lmPanel.simulators.get(m.name)!;
+    const model = backend.createModel(m.result.checkpoint, opts);
     owned.push(model);
-    return new NeuralSimulator(name, bench, model, gamma, true);
+    return new NeuralSimulator(m.name, bench, model, m.gamma, true);
   });
   const opponents = createOpponents(condition, { backend, bench, config, pretrained, opts });
   // `base` is reported against the simulator `single` trains on
@@ -195,6 +200,7 @@ export async function runUnit(
   } finally {
     opponents?.dispose();
     for (const m of owned) m.dispose();
+    await lmPanel.dispose();
   }
 }
 
