@@ -5,25 +5,13 @@
 import * as Comlink from "comlink";
 import type { LmWorkerApi } from "../../workers/lm.worker";
 import type { LoadedInfo } from "./backend";
+import { wrapWorker, type WorkerHandle } from "../service/worker-handle";
 import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "./types";
 
-export interface LmWorkerHandle {
-  api: Comlink.Remote<LmWorkerApi>;
-  worker: Worker;
-  terminate(): void;
-}
+export type LmWorkerHandle = WorkerHandle<LmWorkerApi>;
 
 export function spawnLmWorker(name = "collapse-lab lm"): LmWorkerHandle {
-  const worker = new Worker(new URL("../../workers/lm.worker.ts", import.meta.url), { type: "module", name });
-  const api = Comlink.wrap<LmWorkerApi>(worker);
-  return {
-    api,
-    worker,
-    terminate() {
-      api[Comlink.releaseProxy]();
-      worker.terminate();
-    },
-  };
+  return wrapWorker(new Worker(new URL("../../workers/lm.worker.ts", import.meta.url), { type: "module", name }));
 }
 
 let jobCounter = 0;

@@ -3,24 +3,12 @@
 import * as Comlink from "comlink";
 import type { EngineWorkerApi } from "../../workers/engine.worker";
 import { transferables, type Checkpoint } from "../engine/checkpoint";
+import { wrapWorker, type WorkerHandle } from "./worker-handle";
 
-export interface EngineWorkerHandle {
-  api: Comlink.Remote<EngineWorkerApi>;
-  worker: Worker;
-  terminate(): void;
-}
+export type EngineWorkerHandle = WorkerHandle<EngineWorkerApi>;
 
 export function spawnEngineWorker(name = "collapse-lab engine"): EngineWorkerHandle {
-  const worker = new Worker(new URL("../../workers/engine.worker.ts", import.meta.url), { type: "module", name });
-  const api = Comlink.wrap<EngineWorkerApi>(worker);
-  return {
-    api,
-    worker,
-    terminate() {
-      api[Comlink.releaseProxy]();
-      worker.terminate();
-    },
-  };
+  return wrapWorker(new Worker(new URL("../../workers/engine.worker.ts", import.meta.url), { type: "module", name }));
 }
 
 /** Marks a checkpoint's buffers for transfer: the sender's copy becomes unusable (detached). */

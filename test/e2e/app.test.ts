@@ -2,29 +2,24 @@
 // in the system's headless Chromium (WebGPU on SwiftShader). Runs execute in the app's web
 // workers exactly as a user's would.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, preview, type PreviewServer } from "vite";
+import type { PreviewServer } from "vite";
 import { chromium, type BrowserContext, type Page } from "playwright";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
 import { parseReport } from "../../src/experiment/report-schema";
 import { formatUrlState, parseUrlState } from "../../src/app/lib/url-state";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium";
-const ARGS = ["--enable-unsafe-webgpu", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"];
 const RUN_TIMEOUT = 480_000;
 
 let server: PreviewServer;
 let base: string;
 let context: BrowserContext;
-const tmp = mkdtempSync(join(tmpdir(), "collapse-lab-e2e-"));
+let tmp: string;
 
 beforeAll(async () => {
-  const outDir = join(tmp, "dist");
-  await build({ logLevel: "warn", build: { outDir, emptyOutDir: true } });
-  server = await preview({ logLevel: "warn", preview: { host: "127.0.0.1", port: 0, strictPort: false }, build: { outDir } });
-  base = server.resolvedUrls!.local[0];
-  context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: ARGS, acceptDownloads: true });
+  ({ server, base, tmp } = await serveBuild("collapse-lab-e2e-"));
+  context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, acceptDownloads: true });
 }, 120_000);
 
 afterAll(async () => {

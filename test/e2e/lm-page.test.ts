@@ -4,14 +4,9 @@
 // numbers and the donation chart must render with no console errors and no request leaving the
 // origin.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { build, preview, type PreviewServer } from "vite";
+import type { PreviewServer } from "vite";
 import { chromium, type Browser } from "playwright";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium";
-const ARGS = ["--enable-unsafe-webgpu", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"];
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
 const RUN_TIMEOUT = 90_000;
 
 let server: PreviewServer;
@@ -19,11 +14,8 @@ let base: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  const outDir = join(mkdtempSync(join(tmpdir(), "collapse-lab-lm-e2e-")), "dist");
-  await build({ logLevel: "warn", build: { outDir, emptyOutDir: true } });
-  server = await preview({ logLevel: "warn", preview: { host: "127.0.0.1", port: 0, strictPort: false }, build: { outDir } });
-  base = server.resolvedUrls!.local[0];
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+  ({ server, base } = await serveBuild("collapse-lab-lm-e2e-"));
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }, 120_000);
 
 afterAll(async () => {

@@ -9,6 +9,7 @@ import type { BackendName } from "../../engine/backend";
 import type { UnitProgress } from "../../experiment/runner";
 import type { Executor, Task, TaskResult } from "../../experiment/tasks";
 import type { ExperimentWorkerApi } from "../../../workers/experiment.worker";
+import { wrapWorker, type WorkerHandle } from "../../service/worker-handle";
 
 interface Slot {
   worker: Worker;
@@ -37,9 +38,8 @@ export class WorkerCrashed extends Error {
   }
 }
 
-export function spawnExperimentWorker(): { worker: Worker; api: Comlink.Remote<ExperimentWorkerApi> } {
-  const worker = new Worker(new URL("../../../workers/experiment.worker.ts", import.meta.url), { type: "module", name: "collapse-lab experiment" });
-  return { worker, api: Comlink.wrap<ExperimentWorkerApi>(worker) };
+export function spawnExperimentWorker(): WorkerHandle<ExperimentWorkerApi> {
+  return wrapWorker(new Worker(new URL("../../../workers/experiment.worker.ts", import.meta.url), { type: "module", name: "collapse-lab experiment" }));
 }
 
 export interface ExecutorEvents {

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Records the RunReport of each preset into public/recorded/, where the app shows it before a
+# live run. Usage: bash scripts/record-presets.sh [preset …]   (default: every preset)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p public/recorded
+presets=("$@")
+[ ${#presets[@]} -gt 0 ] || mapfile -t presets < <(npx --no-install collapse-lab presets 2>/dev/null | awk '{print $1}')
+for p in "${presets[@]}"; do
+  echo "recording $p …"
+  npx --no-install collapse-lab run --preset "$p" --quiet --out "public/recorded/$p.json"
+done
