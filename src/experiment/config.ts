@@ -137,7 +137,7 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   seedBase: 0,
   conditions: [...CONDITIONS],
   world: { cardInformativeness: 1, replySharpness: 2, repeatDecay: 0.3 },
-  corpus: { dialogues: 4096, persuaderStyle: 0 },
+  corpus: { dialogues: 4096, persuaderStyle: 1 },
   simulator: {
     gamma: 10,
     model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },
@@ -147,7 +147,7 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
     model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },
     pretrain: { steps: 150, batch: 128, lr: 3e-3 },
   },
-  rl: { steps: 120, prompts: 16, groupSize: 8, lr: 3e-3, klCoef: 0.01, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 20 },
+  rl: { steps: 120, prompts: 8, groupSize: 16, lr: 3e-3, klCoef: 0.05, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 20 },
   ensemble: { k: 3 },
   vs: { k: 5, selection: "random", fidelity: 1 },
   cotrain: { reward: "adversarial", lr: 1e-3, klCoef: 3 },

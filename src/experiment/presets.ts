@@ -14,8 +14,8 @@ const QUICK = {
   corpus: { dialogues: 2048 },
   simulator: { model: { d: 24, layers: 1, heads: 4, mlpRatio: 4 }, pretrain: { steps: 200, batch: 64, lr: 5e-3 } },
   policy: { model: { d: 16, layers: 1, heads: 2, mlpRatio: 4 }, pretrain: { steps: 100, batch: 64, lr: 5e-3 } },
-  rl: { steps: 100, prompts: 8, groupSize: 8, lr: 1e-2, evalEvery: 50 },
-  eval: { episodes: 256, curveEpisodes: 32, diagnosticSamples: 512, diagnosticSeeds: 1 },
+  rl: { steps: 100, prompts: 4, groupSize: 16, lr: 1e-2, evalEvery: 50 },
+  eval: { episodes: 256, curveEpisodes: 32, diagnosticSamples: 128, diagnosticSeeds: 1 },
 };
 
 export const PRESETS: Preset[] = [

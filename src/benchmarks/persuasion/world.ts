@@ -395,7 +395,7 @@ export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Ben
 // Calibration: the population talking to the behaviour persuader against the real corpus
 
 /** Persuader styles in the default corpus: α of the Dirichlet around P4G's frequencies (see persuaderStyle). */
-export const DEFAULT_STYLE_CONCENTRATION = 0;
+export const DEFAULT_STYLE_CONCENTRATION = 1;
 
 export function behaviourDialogue(population: PersuasionPopulation, persona: Persona, rng: Rng, styleConcentration = DEFAULT_STYLE_CONCENTRATION): Dialogue {
   const d: Dialogue = { card: persona.card, acts: [] };
