@@ -8,7 +8,7 @@ export interface Preset {
   overrides: unknown;
 }
 
-/** Smaller models and budgets: the whole figure in well under a minute on two CPU cores. */
+/** Smaller models and budgets: the whole figure in about two minutes on two CPU cores (the target, well under a minute, is not reached yet). */
 const QUICK = {
   seeds: 3,
   corpus: { dialogues: 2048 },
@@ -28,7 +28,7 @@ export const PRESETS: Preset[] = [
   {
     id: "persuasion-quick",
     title: "Persuasion — quick",
-    description: "all six conditions, 3 seeds, small models and budgets; well under a minute on two cores",
+    description: "all six conditions, 3 seeds, small models and budgets; about 2 minutes on two cores",
     overrides: QUICK,
   },
   {
