@@ -161,9 +161,14 @@ export function formatReport(r: RunReport): string {
       "* the interval excludes 0",
     );
   }
+  const onPolicy = r.conditions.flatMap((c) => {
+    const kls = c.seeds.map((s) => s.referenceKLOnPolicy).filter((x): x is number => typeof x === "number");
+    return kls.length ? [`${c.id} ${(kls.reduce((a, b) => a + b, 0) / kls.length).toFixed(3)}`] : [];
+  });
+  if (onPolicy.length) lines.push("", `KL(Bayes ‖ reference) on the states each policy reaches with humans (nats, mean over seeds): ${onPolicy.join(", ")}`);
   const d = r.simulators[0];
   if (d) {
-    lines.push("", `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats; human modes ${d.humanModes}`);
+    lines.push("", `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats over human–behaviour-persuader states; human modes ${d.humanModes}`);
     lines.push(
       table([
         ["simulator", "true γ", "γ (MLE)", "SCOPE γ (mean)", "mode coverage %"],

@@ -3,12 +3,12 @@
 // simulators, the held-out panel and the human population. A (condition, seed) unit is a pure
 // function of config + seed + pretrained checkpoints (and the panel's LM files, if any), so units
 // can run in parallel workers.
-import type { Benchmark } from "../benchmarks/types";
-import type { EngineBackend } from "../engine/backend";
+import type { Benchmark, Dialogue } from "../benchmarks/types";
+import type { EngineBackend, EngineModel } from "../engine/backend";
 import { DEFAULT_OPTIM } from "../engine/backend";
 import { grpoUpdate, type GrpoHyper } from "../engine/grpo";
 import { Rng } from "../engine/random";
-import { distinctN } from "../metrics/diversity";
+import { distinctN, klDivergence } from "../metrics/diversity";
 import { NeuralSimulator } from "../simulators/neural";
 import { Humans, type UserSimulator } from "../simulators/simulator";
 import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
@@ -39,6 +39,12 @@ export interface SeedMetrics {
   strategyHistogram: Record<string, number>; // share of the policy's acts with humans
   curve: CurvePoint[];
   samples: DialogueSample[]; // a few final dialogues with humans and with the training simulator, for reading
+  /**
+   * Mean KL(Bayes predictive ‖ reference simulator) over the user turns of this policy's final
+   * dialogues with humans: how well π_ref models people where the trained policy goes (a policy
+   * can steer into states the corpus rarely shows and game the reference's errors there).
+   */
+  referenceKLOnPolicy?: number;
 }
 
 export interface DialogueSample {
@@ -77,6 +83,25 @@ export async function evaluate(bench: Benchmark, policy: Parameters<typeof play>
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Mean KL(Bayes ‖ reference) over the user turns of the dialogues (the model is disposed after). */
+async function klOnStates(bench: Benchmark, referenceModel: EngineModel, dialogues: Dialogue[]): Promise<number> {
+  try {
+    const states: Dialogue[] = [];
+    for (const d of dialogues) {
+      for (let i = 0; i < d.acts.length; i++) {
+        const prefix = { card: d.card, acts: d.acts.slice(0, i) };
+        if (bench.turn(prefix) === "user") states.push(prefix);
+      }
+    }
+    if (states.length === 0) return 0;
+    const ref = await new NeuralSimulator("reference", bench, referenceModel, 1, true).distribution(states);
+    const V = bench.acts.length;
+    return mean(states.map((d, j) => klDivergence(bench.bayesPredictive(d), ref.subarray(j * V, (j + 1) * V))));
+  } finally {
+    referenceModel.dispose();
+  }
+}
 
 /** Trains and evaluates one condition for one seed. */
 export async function runUnit(
@@ -178,6 +203,7 @@ export async function runUnit(
     for (const sim of panel) heldoutByMember[sim.name] = (await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)).outcome.success;
     const trainSuccess = await successAgainst(trainSims(), config.eval.episodes, finalRng, true);
     const trainPlay = await evaluate(bench, policy, trainSims()[0], SAMPLES_PER_OPPONENT, finalRng.fork(7), T, cap);
+    const referenceKLOnPolicy = await klOnStates(bench, backend.createModel(pretrained.reference.checkpoint, opts), human.played.dialogues);
     const sample = (opponent: DialogueSample["opponent"], p: Awaited<ReturnType<typeof evaluate>>["played"]): DialogueSample[] =>
       p.dialogues.slice(0, SAMPLES_PER_OPPONENT).map((d, i) => ({ opponent, card: d.card, type: p.personas[i].type, acts: d.acts, reward: bench.reward(d), success: bench.success(d) }));
     const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent"));
@@ -196,6 +222,7 @@ export async function runUnit(
       strategyHistogram: histogram,
       curve,
       samples: [...sample("humans", human.played), ...sample("train", trainPlay.played)],
+      referenceKLOnPolicy,
     };
   } finally {
     opponents?.dispose();
