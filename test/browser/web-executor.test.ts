@@ -36,3 +36,31 @@ describe("WebWorkerExecutor", () => {
     await expect(running).rejects.toThrow(/stopped/);
   });
 });
+
+describe("pause, step and resume inside a worker", () => {
+  it("a paused unit stops between RL steps, Step lets exactly one more through, Resume finishes it", async () => {
+    const { panelJobs, pretrainJobs, assemblePretrained } = await import("../../src/experiment/pretrain");
+    const c = { ...config, conditions: ["single" as const], panel: config.panel.slice(0, 1), rl: { ...config.rl, steps: 12, evalEvery: 100 } };
+    const pool = new WebWorkerExecutor(1, "wasm");
+    const results = new Map();
+    for (const job of [...panelJobs(c), ...pretrainJobs(c, 0)]) results.set(job, await pool.run({ kind: "pretrain", config: c, job }));
+    const pretrained = assemblePretrained(c, 0, results);
+
+    const steps: number[] = [];
+    const unit = pool.run({ kind: "unit", config: c, pretrained, condition: "single" }, (p) => steps.push(p.step));
+    await expect.poll(() => steps.length, { timeout: 60_000 }).toBeGreaterThan(2);
+    await pool.pause();
+    await new Promise((r) => setTimeout(r, 1500));
+    const paused = Math.max(...steps);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(Math.max(...steps)).toBe(paused); // nothing moves while paused
+    await pool.step();
+    await expect.poll(() => Math.max(...steps), { timeout: 30_000 }).toBe(paused + 1);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(Math.max(...steps)).toBe(paused + 1); // exactly one step
+    await pool.resume();
+    const metrics = (await unit) as { curve: { step: number }[] };
+    expect(metrics.curve[metrics.curve.length - 1].step).toBe(12);
+    await pool.close();
+  });
+});
