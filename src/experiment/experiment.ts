@@ -44,6 +44,8 @@ export interface RunReport {
   conditions: ConditionReport[];
   comparisons: Comparison[];
   simulators: DiagnosticsReport[];
+  // diagnosticsMs: wall time from submitting the diagnostics until they finish — they share the
+  // workers with training, so it includes waiting for a free worker, not only their own compute
   timing: { totalMs: number; pretrainMs: number; trainMs: number; diagnosticsMs: number };
 }
 

@@ -22,13 +22,13 @@ export interface BackendDecision {
 const CACHE_PREFIX = "collapse-lab:backend-bench:v1:";
 
 async function measure(backend: "webgpu" | "wasm", config: ModelConfig, rows: number): Promise<MicroBenchmark> {
-  const { worker, api } = spawnExperimentWorker();
+  const { api, terminate } = spawnExperimentWorker();
   try {
     const info = await api.init(backend);
     if (info.name !== backend) throw new Error(info.fallbackReason ?? `${backend} is not available`);
     return await api.benchmark(config, rows);
   } finally {
-    worker.terminate();
+    terminate();
   }
 }
 

@@ -64,11 +64,13 @@ export class ExperimentState {
     }
   });
 
-  /** Every curve point as rows for the charts. */
+  /** The learning curves on show, by `${condition}:${seed}`: the live ones, or those of a shown report. */
+  readonly shownCurves = $derived(this.report && this.source !== "live" ? curvesOf(this.report) : this.curves);
+
+  /** Every curve point's success values as rows for the charts. */
   readonly curveRows = $derived.by(() => {
     const rows: CurveRow[] = [];
-    const source = this.report && this.source !== "live" ? curvesOf(this.report) : this.curves;
-    for (const [key, points] of Object.entries(source)) {
+    for (const [key, points] of Object.entries(this.shownCurves)) {
       const [condition, seed] = key.split(":");
       for (const p of points) {
         const base = { condition: condition as ConditionId, seed: Number(seed), step: p.step };
