@@ -177,6 +177,15 @@ export function formatReport(r: RunReport): string {
       ]),
     );
   }
+  const c = r.world.ceilings;
+  if (c) {
+    const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+    lines.push(
+      "",
+      `room above the modal user's script (exact, with humans): the ${c.modalType}'s best script ${pct(c.modalScript.humanSuccess)} (${c.modalScript.acts.join(" → ")}); ` +
+        `best fixed script ${pct(c.bestScript.humanSuccess)}; reading the first reply ${pct(c.adaptOnce.humanSuccess)} (opening with ${c.adaptOnce.first}); knowing the type ${pct(c.typeKnown)}`,
+    );
+  }
   lines.push("", "calibration against Persuasion for Good (behaviour persuader × population vs the real corpus)");
   lines.push(table([["statistic", "real", "fitted", "tolerance"], ...r.calibration.rows.map((c) => [c.name, c.real.toFixed(3), c.fitted.toFixed(3), `±${c.tolerance}`])]));
   lines.push("", `wall time ${seconds(r.timing.totalMs)} (pretraining ${seconds(r.timing.pretrainMs)}, training + evaluation ${seconds(r.timing.trainMs)})`);

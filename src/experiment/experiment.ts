@@ -12,6 +12,7 @@ import { checkLmPanel } from "./lm-panel";
 import { assemblePretrained, benchmarkFor, describeJob, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
 import type { SeedMetrics, UnitProgress } from "./runner";
 import type { Executor } from "./tasks";
+import { ceilings, type Ceilings } from "../benchmarks/persuasion/ceilings";
 import { behaviourDialogue, calibrate, donation } from "../benchmarks/persuasion/world";
 
 export const REPORT_SCHEMA = "collapse-lab/run-report@1";
@@ -55,6 +56,7 @@ export interface WorldDescription {
   types: { name: string; prior: number; description: string }[];
   parameters: unknown; // the population's parameters, as used
   budgets: { pretrainSteps: { simulator: number; policy: number }; rlSteps: number; rolloutsPerStep: number; corpusDialogues: number; evalEpisodes: number };
+  ceilings?: Ceilings; // exact human success of the modal user's script, the best fixed script, adapting once, knowing the type (absent from reports recorded before it was added)
 }
 
 export type ExperimentProgress =
@@ -180,6 +182,7 @@ export async function runExperiment(
         corpusDialogues: config.corpus.dialogues,
         evalEpisodes: config.eval.episodes,
       },
+      ceilings: ceilings(bench.population),
     },
     calibration: calibration(config),
     pretraining: seeds.map((s) => ({ seed: s, referenceNll: pretrained.get(s)!.reference.nll, policyNll: pretrained.get(s)!.basePolicy.nll })),
