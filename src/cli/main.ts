@@ -169,6 +169,13 @@ export function formatReport(r: RunReport): string {
   const d = r.simulators[0];
   if (d) {
     lines.push("", `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats over human–behaviour-persuader states; human modes ${d.humanModes}`);
+    const a = d.adaptiveProbe;
+    if (a) {
+      lines.push(
+        `reference where an adaptive persuader goes (${a.persuader}): KL(Bayes ‖ reference) ${a.klTalk.toFixed(3)} nats on talk turns, ${a.klDecision.toFixed(3)} on the donation decision; ` +
+          `it wins ${(100 * a.humanSuccess).toFixed(1)} % with humans, ${(100 * a.referenceSuccess).toFixed(1)} % against the reference (VS can only teach adapting as far as these agree)`,
+      );
+    }
     lines.push(
       table([
         ["simulator", "true γ", "γ (MLE)", "SCOPE γ (mean)", "mode coverage %"],

@@ -16,6 +16,7 @@ import { klDivergence, modeCoverage, unionCoverage } from "../metrics/diversity"
 import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive, Humans, type UserSimulator } from "../simulators/simulator";
 import { VerbalizedSampling, vsExponent } from "../simulators/vs";
+import { adaptOncePersuader } from "../benchmarks/persuasion/ceilings";
 import type { ExperimentConfig } from "./config";
 import { openLmPanel, type LmPanel } from "./lm-panel";
 import { benchmarkFor, modelOptions, type PretrainedSet } from "./pretrain";
@@ -60,6 +61,61 @@ export interface DiagnosticsReport {
   simulators: SimulatorDiagnostics[];
   unions: { name: string; members: string[]; coverage: number }[];
   replyTables?: ReplyTable[]; // absent in reports written before reply tables existed
+  adaptiveProbe?: AdaptiveProbe; // absent in reports written before it existed
+}
+
+/**
+ * The reference simulator where an adaptive persuader goes: the exact adapt-once persuader (it
+ * opens, reads the reply and the card, then follows a plan; src/benchmarks/persuasion/ceilings.ts)
+ * plays humans and, separately, the reference. VS samples the reference, so a policy trained
+ * with VS can only learn to adapt if the reference rewards adapting as humans do.
+ */
+export interface AdaptiveProbe {
+  persuader: string; // in words
+  dialogues: number; // with each opponent
+  humanSuccess: number;
+  referenceSuccess: number;
+  klTalk: number; // mean KL(Bayes predictive ‖ reference) over talk turns of the dialogues with humans
+  klDecision: number; // the same over the donation decisions
+}
+
+/** Plays `persuader` with humans and with `sim` (n dialogues each, in lockstep batches). */
+export async function adaptiveProbe(bench: Benchmark, persuader: (d: Dialogue) => number, sim: UserSimulator, n: number, rng: Rng): Promise<Omit<AdaptiveProbe, "persuader">> {
+  const V = bench.acts.length;
+  const humans = new Humans(bench);
+  const oracle = new BayesPredictive(bench);
+  const kl = { talk: 0, talkN: 0, decision: 0, decisionN: 0 };
+  const playAll = async (opponent: "humans" | "sim") => {
+    const personas = humans.personas(n, rng);
+    const dialogues: Dialogue[] = personas.map((p) => ({ card: p.card, acts: [] }));
+    for (;;) {
+      const live = dialogues.flatMap((d, b) => (bench.turn(d) === "done" ? [] : [b]));
+      if (live.length === 0) break;
+      const users = live.filter((b) => bench.turn(dialogues[b]) === "user");
+      for (const b of live) if (bench.turn(dialogues[b]) === "agent") dialogues[b].acts.push(persuader(dialogues[b]));
+      if (users.length === 0) continue;
+      const states = users.map((b) => dialogues[b]);
+      const q = await sim.distribution(states, users.map((b) => personas[b]));
+      if (opponent === "humans") {
+        const p = await oracle.distribution(states);
+        states.forEach((_, j) => {
+          const pj = p.subarray(j * V, (j + 1) * V);
+          const k = klDivergence(pj, q.subarray(j * V, (j + 1) * V));
+          const decision = bench.acts[pj.indexOf(Math.max(...pj))].kind === "outcome";
+          if (decision) [kl.decision, kl.decisionN] = [kl.decision + k, kl.decisionN + 1];
+          else [kl.talk, kl.talkN] = [kl.talk + k, kl.talkN + 1];
+        });
+        const r = await humans.reply(states, users.map((b) => personas[b]), rng);
+        users.forEach((b, j) => dialogues[b].acts.push(r[j]));
+      } else {
+        users.forEach((b, j) => dialogues[b].acts.push(rng.categorical(q.subarray(j * V, (j + 1) * V))));
+      }
+    }
+    return dialogues.filter((d) => bench.success(d)).length / n;
+  };
+  const humanSuccess = await playAll("humans");
+  const referenceSuccess = await playAll("sim");
+  return { dialogues: n, humanSuccess, referenceSuccess, klTalk: kl.talk / Math.max(1, kl.talkN), klDecision: kl.decision / Math.max(1, kl.decisionN) };
 }
 
 /**
@@ -275,6 +331,11 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       unions: [union("ensemble (aligned simulators)", ensembleNames), union("held-out panel", panelNames)],
       // the co-training pool exists only while its condition trains, so it has no row here
       replyTables: await replyTables(bench, entries.filter((e) => e.role !== "humans")),
+      adaptiveProbe: await (async () => {
+        const p = adaptOncePersuader(bench.population);
+        const probe = await adaptiveProbe(bench, (d) => p.act(d), reference, n, rng.fork(9000));
+        return { persuader: `opens with ${bench.acts[p.first].name}, reads the reply and the card, follows the best plan for them, asks in the 5th exchange`, ...probe };
+      })(),
     };
   } finally {
     for (const m of owned) m.dispose();

@@ -1,0 +1,62 @@
+// The adaptive probe: the exact adapt-once persuader against humans and against a simulator.
+import { describe, expect, it } from "vitest";
+import { adaptOncePersuader, ceilings } from "../../src/benchmarks/persuasion/ceilings";
+import { createPersuasion } from "../../src/benchmarks/persuasion/world";
+import type { Dialogue, Persona } from "../../src/benchmarks/types";
+import { Rng } from "../../src/engine/random";
+import { adaptiveProbe } from "../../src/experiment/diagnostics";
+import { BayesPredictive, cardPersonas, drawRows, type UserSimulator } from "../../src/simulators/simulator";
+
+const bench = createPersuasion();
+const persuader = adaptOncePersuader(bench.population);
+
+/** A simulator that always refuses to give: p($0) = 1 at the decision, the Bayes predictive elsewhere. */
+class Stingy implements UserSimulator {
+  readonly name = "stingy";
+  readonly #bayes = new BayesPredictive(bench);
+  personas(n: number, rng: Rng): Persona[] {
+    return cardPersonas(bench, n, rng);
+  }
+  async distribution(ds: Dialogue[]): Promise<Float64Array> {
+    const p = await this.#bayes.distribution(ds);
+    const V = bench.acts.length;
+    ds.forEach((_, b) => {
+      const row = p.subarray(b * V, (b + 1) * V);
+      if (bench.acts[row.indexOf(Math.max(...row))].kind !== "outcome") return;
+      row.fill(0);
+      row[bench.acts.findIndex((a) => a.name === "$0")] = 1;
+    });
+    return p;
+  }
+  async reply(ds: Dialogue[], ps: Persona[], rng: Rng): Promise<Int32Array> {
+    return drawRows(await this.distribution(ds), ds.length, bench.acts.length, rng);
+  }
+}
+
+describe("adaptive probe", () => {
+  it("the persuader plays its plan: opener, then three strategies chosen from the first reply, then ask", () => {
+    expect(persuader.value).toBeCloseTo(ceilings(bench.population).adaptOnce.humanSuccess, 12);
+    const d: Dialogue = { card: bench.population.cardDistribution()[0].card, acts: [] };
+    const rng = Rng.seed(1);
+    for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) d.acts.push(t === "agent" ? persuader.act(d) : rng.categorical(bench.population.replyProbs(0, d)));
+    const agent = d.acts.filter((_, i) => i % 2 === 0).map((a) => bench.acts[a].name);
+    expect(agent).toHaveLength(5);
+    expect(agent[0]).toBe(bench.acts[persuader.first].name);
+    expect(agent[4]).toBe("ask");
+  });
+
+  it("against the exact Bayes predictive: zero KL and the same success as with humans (its exact value)", async () => {
+    const r = await adaptiveProbe(bench, (d) => persuader.act(d), new BayesPredictive(bench), 3000, Rng.seed(4));
+    expect(r.klTalk).toBeCloseTo(0, 9);
+    expect(r.klDecision).toBeCloseTo(0, 9);
+    for (const s of [r.humanSuccess, r.referenceSuccess]) expect(Math.abs(s - persuader.value)).toBeLessThan(0.03); // ≈ 4 standard errors
+  });
+
+  it("a simulator wrong only at the decision shows there, and is never won", async () => {
+    const r = await adaptiveProbe(bench, (d) => persuader.act(d), new Stingy(), 500, Rng.seed(5));
+    expect(r.klTalk).toBeCloseTo(0, 9);
+    expect(r.klDecision).toBeGreaterThan(1);
+    expect(r.referenceSuccess).toBe(0);
+    expect(r.humanSuccess).toBeGreaterThan(0.7);
+  });
+});
