@@ -92,6 +92,9 @@ describe("SimulatorsPage", () => {
     const kl = screen.getByTestId("kl").textContent!;
     expect(kl).toContain(d.referenceKL.toFixed(3));
     expect(kl).toContain(d.alignedKL.toFixed(3));
+    const probe = screen.getByTestId("adaptive-probe").textContent!;
+    expect(probe).toContain(d.adaptiveProbe!.klDecision.toFixed(3));
+    expect(probe).toContain(d.adaptiveProbe!.klTalk.toFixed(3));
     expect(screen.getByRole("link", { name: "LM lab" }).getAttribute("href")).toBe("#lm");
   });
 
