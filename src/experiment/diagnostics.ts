@@ -334,7 +334,7 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       adaptiveProbe: await (async () => {
         const p = adaptOncePersuader(bench.population);
         const probe = await adaptiveProbe(bench, (d) => p.act(d), reference, n, rng.fork(9000));
-        return { persuader: `opens with ${bench.acts[p.first].name}, reads the reply and the card, follows the best plan for them, asks in the 5th exchange`, ...probe };
+        return { persuader: `opens with ${bench.acts[p.first].name}, reads the reply and the card, follows the best plan for them`, ...probe };
       })(),
     };
   } finally {

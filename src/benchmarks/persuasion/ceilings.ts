@@ -2,8 +2,9 @@
 // much room there is above the script that wins the modal user (DESIGN §3.4, trap 2). A policy
 // that only learned the modal user's script is held near `modalScript`; one that reads replies can
 // approach `adaptOnce`; `typeKnown` is the bound for a persuader told the latent type.
-// Every plan uses all five exchanges and asks in the last one (asking earlier never helps here:
-// a strategy that does not help one type can always be one that does not hurt it).
+// Every plan uses all five exchanges: the fifth is an ask or one more strategy (then the persuadee
+// states a donation after the task, as in P4G). Asking earlier never helps: source-inquiry moves no
+// type down, so it can fill any spare exchange.
 import type { Dialogue } from "../types";
 import { ACTS, ASK, GREETING, STRATEGY_ACTS, USER_ACTS, type PersuasionPopulation } from "./world";
 
@@ -17,26 +18,36 @@ export interface Ceilings {
 
 const OPENERS = [GREETING, ...STRATEGY_ACTS];
 
-/** Success probability (donation ≥ $1) of one type for a script of agent acts ending in "ask". */
-function success(pop: PersuasionPopulation, type: number, script: number[]): number {
-  const acts: number[] = [];
-  for (const a of script.slice(0, -1)) acts.push(a, USER_ACTS[0]); // replies do not move willingness
-  acts.push(script[script.length - 1]);
-  const p = pop.amountProbs(pop.willingness(type, { card: [], acts }));
-  return p[2] + p[3] + p[4]; // $1, $1.5, $2
+/** Success probability (donation ≥ $1) of each type for five agent acts (the last may be "ask"). */
+function successes(pop: PersuasionPopulation, effects: Float64Array[], script: number[]): Float64Array {
+  const { repeatDecay } = pop.params;
+  return Float64Array.from(effects, (e, z) => {
+    // willingness as PersuasionPopulation.willingness computes it: the n-th use of a strategy moves it by decay^(n−1)
+    let w = pop.params.types[z].w0;
+    for (let i = 0; i < script.length; i++) {
+      let n = 0;
+      for (let j = 0; j < i; j++) if (script[j] === script[i]) n++;
+      w += e[script[i]] * repeatDecay ** n;
+    }
+    const p = pop.amountProbs(w);
+    return p[2] + p[3] + p[4]; // $1, $1.5, $2
+  });
 }
 
-/** Every plan after the opener: three strategies, then ask. */
+/** Every plan after the opener: three strategies, then ask or a fourth strategy. */
 function allPlans(): number[][] {
   const S = STRATEGY_ACTS.length;
   const plans: number[][] = [];
-  for (let i = 0; i < S ** 3; i++) plans.push([STRATEGY_ACTS[i % S], STRATEGY_ACTS[Math.floor(i / S) % S], STRATEGY_ACTS[Math.floor(i / S ** 2)], ASK]);
+  for (const last of [ASK, ...STRATEGY_ACTS]) {
+    for (let i = 0; i < S ** 3; i++) plans.push([STRATEGY_ACTS[i % S], STRATEGY_ACTS[Math.floor(i / S) % S], STRATEGY_ACTS[Math.floor(i / S ** 2)], last]);
+  }
   return plans;
 }
 
 /** succ[o][p][z]: success of type z under opener o followed by plan p. */
 function successTable(pop: PersuasionPopulation, plans: number[][]): Float64Array[][] {
-  return OPENERS.map((o) => plans.map((p) => Float64Array.from(pop.types, (_, z) => success(pop, z, [o, ...p]))));
+  const effects = pop.params.types.map((t) => Float64Array.from(ACTS, (a) => t.effects[a.name] ?? 0));
+  return OPENERS.map((o) => plans.map((p) => successes(pop, effects, [o, ...p])));
 }
 
 /** A persuader that opens with `first`, reads the reply and the card, then follows a fixed plan. */
@@ -57,10 +68,13 @@ function adaptOnce(pop: PersuasionPopulation, succ: Float64Array[][], plans: num
         const joint = post.map((w, z) => w * pop.replyProbs(z, { card: card.card, acts: [OPENERS[o]] })[u]);
         let bv = 0;
         let bp = 0;
-        succ[o].forEach((row, p) => {
-          const x = joint.reduce((s, j, z) => s + j * row[z], 0);
+        const rows = succ[o];
+        for (let p = 0; p < rows.length; p++) {
+          const row = rows[p];
+          let x = 0;
+          for (let z = 0; z < joint.length; z++) x += joint[z] * row[z];
           if (x > bv) [bv, bp] = [x, p];
-        });
+        }
         choice.set(`${card.card.join(",")}|${u}`, bp);
         v += card.p * bv;
       }
@@ -80,7 +94,7 @@ function adaptOnce(pop: PersuasionPopulation, succ: Float64Array[][], plans: num
   };
 }
 
-/** The adapt-once persuader of a population (≈ 0.3 s: it searches every opener and plan). */
+/** The adapt-once persuader of a population (a few seconds: it searches every opener and plan). */
 export function adaptOncePersuader(pop: PersuasionPopulation): AdaptOncePersuader {
   const plans = allPlans();
   return adaptOnce(pop, successTable(pop, plans), plans);
