@@ -318,6 +318,7 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
         replyEntropy: e.role === "humans" ? null : await meanReplyEntropy(bench, s, e.sim),
       });
     }
+    const adaptive = adaptOncePersuader(bench.population);
     const union = (name: string, members: string[]) => ({ name, members, coverage: humanModes.length ? unionCoverage(members.map(modesOf), humanModes).covered : 0 });
     const ensembleNames = [aligned.name, ...entries.filter((e) => e.role === "ensemble").map((e) => e.sim.name)];
     const panelNames = entries.filter((e) => e.role === "panel").map((e) => e.sim.name);
@@ -331,11 +332,10 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       unions: [union("ensemble (aligned simulators)", ensembleNames), union("held-out panel", panelNames)],
       // the co-training pool exists only while its condition trains, so it has no row here
       replyTables: await replyTables(bench, entries.filter((e) => e.role !== "humans")),
-      adaptiveProbe: await (async () => {
-        const p = adaptOncePersuader(bench.population);
-        const probe = await adaptiveProbe(bench, (d) => p.act(d), reference, n, rng.fork(9000));
-        return { persuader: `opens with ${bench.acts[p.first].name}, reads the reply and the card, follows the best plan for them`, ...probe };
-      })(),
+      adaptiveProbe: {
+        persuader: `opens with ${bench.acts[adaptive.first].name}, reads the reply and the card, follows the best plan for them`,
+        ...(await adaptiveProbe(bench, (d) => adaptive.act(d), reference, n, rng.fork(9000))),
+      },
     };
   } finally {
     for (const m of owned) m.dispose();

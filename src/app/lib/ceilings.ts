@@ -1,5 +1,5 @@
 // The world's exact ceilings for the curves chart (reference lines on the humans panel), from a
-// report when there is one, else computed from the config's world (≈ 0.1 s, cached per world).
+// report when there is one, else computed from the config's world (0.1–0.2 s on the main thread, once per world).
 import { ceilings, type Ceilings } from "../../benchmarks/persuasion/ceilings";
 import type { ExperimentConfig } from "../../experiment/config";
 import { benchmarkFor } from "../../experiment/pretrain";
