@@ -13,8 +13,11 @@
 // * trainStep minimises the mask-weighted token-level mean (Σ mask·term / max(Σ mask, 1), as
 //   DAPO / SCOPE; the mask at t = 0 is ignored since token 0 is never predicted) of
 //     −min(r·A, clip(r, 1 − ε_low, 1 + ε_high)·A) + β·(e^(ref − logp) − (ref − logp) − 1)
+//       + β_f · Σ_v q_v (log q_v − log p_v)
 //   with r = e^(logp − old); A = 1 and old = logp (r ≡ 1) give maximum likelihood, and without
-//   refLogp the KL term is 0. Then a global-norm clip and an AdamW update.
+//   refLogp the KL term is 0. The last term is the exact forward KL(q ‖ p) from a frozen
+//   reference's whole distribution q at that position (refDist), 0 without it. Then a
+//   global-norm clip and an AdamW update.
 import type { ModelConfig } from "./config";
 import type { Checkpoint } from "./checkpoint";
 
@@ -43,6 +46,7 @@ export interface TrainBatch extends TokenBatch {
   advantages?: Float32Array; // [rows]; absent: maximum likelihood (A = 1)
   oldLogp?: Float32Array; // [rows, T] log-probs at sampling time; absent: r ≡ 1
   refLogp?: Float32Array; // [rows, T] log-probs under the frozen reference; absent: no KL
+  refDist?: Float32Array; // [rows, T, V] the frozen reference's probabilities for token t; absent: no forward KL
 }
 
 export interface OptimHyper {
@@ -58,6 +62,7 @@ export interface PolicyHyper {
   epsLow: number; // ratio clip below, 1 − ε_low
   epsHigh: number; // ratio clip above, 1 + ε_high (clip-higher, DAPO)
   klCoef: number; // β of the low-variance KL to the reference
+  forwardKlCoef?: number; // β_f of the exact forward KL from the reference's distribution (refDist); default 0
   temperature: number; // the sampling temperature the log-probs are taken at
 }
 
@@ -71,6 +76,7 @@ export interface StepStats {
   nll: number; // mean −logp over masked tokens
   entropy: number; // mean entropy of the (tempered, masked) distribution over masked tokens
   kl: number; // mean low-variance KL estimate over masked tokens (0 without refLogp)
+  forwardKl: number; // mean exact KL(reference ‖ model) over masked tokens (0 without refDist)
   clipFrac: number; // fraction of masked tokens whose ratio was clipped
   gradNorm: number; // global gradient norm before clipping
   tokens: number; // masked tokens in the batch
@@ -84,6 +90,8 @@ export interface EngineModel {
   nextLogprobs(tokens: Int32Array, rows: number, pos: Int32Array, cls: Int32Array | undefined, dist?: Dist): Promise<Float32Array>;
   /** Log-prob [rows, T] of every token given the ones before it (0 at t = 0). */
   tokenLogprobs(batch: TokenBatch, dist?: Dist): Promise<Float32Array>;
+  /** Probabilities [rows, T, V] of every allowed token at every position t given the tokens before it (0 at t = 0). */
+  tokenDistributions(batch: TokenBatch, dist?: Dist): Promise<Float32Array>;
   /** The objective and its gradient (spec order), without an update; for checks and tools. */
   gradients(batch: TrainBatch, hyper: PolicyHyper): Promise<{ stats: Omit<StepStats, "gradNorm">; grads: Float32Array[] }>;
   /** One optimizer step on the objective above; returns stats measured before the update. */
@@ -135,6 +143,7 @@ export function checkBatch(model: { config: ModelConfig; capacity: number }, b: 
   if (tb.advantages && tb.advantages.length !== b.rows) throw new Error(`${what}: advantages has ${tb.advantages.length} entries, expected ${b.rows}`);
   if (tb.oldLogp && tb.oldLogp.length !== b.rows * T) throw new Error(`${what}: oldLogp has ${tb.oldLogp.length} entries, expected ${b.rows * T}`);
   if (tb.refLogp && tb.refLogp.length !== b.rows * T) throw new Error(`${what}: refLogp has ${tb.refLogp.length} entries, expected ${b.rows * T}`);
+  if (tb.refDist && tb.refDist.length !== b.rows * T * V) throw new Error(`${what}: refDist has ${tb.refDist.length} entries, expected rows·T·V = ${b.rows * T * V}`);
 }
 
 export function checkPositions(model: { config: ModelConfig }, rows: number, pos: Int32Array, cls: Int32Array | undefined, classes: number): void {

@@ -1,7 +1,7 @@
 // GRPO (Shao et al. 2024, DeepSeekMath) as SCOPE runs it: G rollouts share a start state,
 // advantages are rewards standardised within their group, the ratio is clipped with separate
 // ε_low / ε_high (clip-higher, DAPO), and a low-variance KL (k3) ties the policy to a frozen
-// reference. The loss itself lives in every backend's trainStep; this file prepares its inputs.
+// reference (optionally also the exact forward KL from the reference's whole distribution). The loss itself lives in every backend's trainStep; this file prepares its inputs.
 import type { EngineModel, StepHyper, StepStats, TrainBatch } from "./backend";
 
 export interface AdvantageOptions {
@@ -54,11 +54,12 @@ export async function grpoUpdate(
   const advantages = precomputed ?? groupAdvantages(rewards, h.groupSize, { scaleByStd: h.scaleByStd, eps: 1e-6 });
   const dist = { temperature: h.temperature };
   const refLogp = reference && h.klCoef > 0 ? await reference.tokenLogprobs(rollouts, dist) : undefined;
+  const refDist = reference && (h.forwardKlCoef ?? 0) > 0 ? await reference.tokenDistributions(rollouts, dist) : undefined;
   // With one update per batch the sampling policy is the current one (r ≡ 1, no extra forward).
   const oldLogp = h.updatesPerBatch > 1 ? await policy.tokenLogprobs(rollouts, dist) : undefined;
   let first: StepStats | undefined;
   for (let u = 0; u < h.updatesPerBatch; u++) {
-    const s = await policy.trainStep({ ...rollouts, advantages, oldLogp, refLogp }, h);
+    const s = await policy.trainStep({ ...rollouts, advantages, oldLogp, refLogp, refDist }, h);
     first ??= s;
   }
   let rewardMean = 0;

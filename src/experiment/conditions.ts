@@ -19,12 +19,18 @@ import type { Played } from "./rollout";
 export interface TrainingOpponents {
   /** The simulator for this step's batch (per-episode routing is inside it). */
   simulatorFor(step: number, rng: Rng): UserSimulator;
-  /** Called after the policy's update with the dialogues of this step (co-training updates here). */
-  afterStep?(step: number, played: Played, rewards: Float64Array): Promise<{ simReward?: number; simKl?: number }>;
+  /**
+   * Called after the policy's update with the dialogues of this step (co-training updates here).
+   * `playOwn` plays a fresh batch of the current policy against a given simulator (not used to
+   * update the policy), for a trainable simulator that did not play this step's batch.
+   */
+  afterStep?(step: number, played: Played, rewards: Float64Array, playOwn?: PlayOwn): Promise<{ simReward?: number; simKl?: number }>;
   /** The simulators whose success is reported as "train-simulator success". */
   evaluationSimulators(): UserSimulator[];
   dispose(): void;
 }
+
+export type PlayOwn = (sim: UserSimulator) => Promise<{ played: Played; rewards: Float64Array }>;
 
 export interface ConditionContext {
   backend: EngineBackend;
@@ -106,12 +112,18 @@ class CoTraining implements TrainingOpponents {
     return new RoutedSimulator(members);
   }
 
-  async afterStep(step: number, played: Played, rewards: Float64Array) {
+  async afterStep(step: number, played: Played, rewards: Float64Array, playOwn?: PlayOwn) {
     const { config } = this.#ctx;
     const G = config.rl.groupSize;
-    const n = played.dialogues.length;
     // which rows the current (trainable) simulator played
-    const mine = played.personas.map((p) => (this.#current < 0 ? p.member === 0 : this.#current === 0));
+    let mine = played.personas.map((p) => (this.#current < 0 ? p.member === 0 : this.#current === 0));
+    // As in cotrain, the simulator is updated every step on a full batch: when a snapshot played
+    // (part of) this one, it plays its own against the current policy.
+    if (playOwn && !mine.every(Boolean)) {
+      ({ played, rewards } = await playOwn(this.#sim));
+      mine = played.personas.map(() => true);
+    }
+    const n = played.dialogues.length;
     let out = {};
     if (mine.some(Boolean)) {
       const simRewards = Float64Array.from(rewards, (r) => (config.cotrain.reward === "adversarial" ? 1 - r : r));
@@ -130,14 +142,15 @@ class CoTraining implements TrainingOpponents {
         lr: config.cotrain.lr,
         epsLow: config.rl.epsLow,
         epsHigh: config.rl.epsHigh,
-        klCoef: config.cotrain.klCoef,
+        klCoef: config.cotrain.anchor === "reverse" ? config.cotrain.klCoef : 0,
+        forwardKlCoef: config.cotrain.anchor === "forward" ? config.cotrain.klCoef : 0,
         temperature: 1,
         groupSize: G,
         updatesPerBatch: 1,
         scaleByStd: true,
       };
       const s = await grpoUpdate(this.#sim.model, this.#anchor, batch, simRewards, hyper, adv);
-      out = { simReward: s.rewardMean, simKl: s.kl };
+      out = { simReward: s.rewardMean, simKl: config.cotrain.anchor === "forward" ? s.forwardKl : s.kl };
     }
     if (this.#withPool && step % config.population.snapshotEvery === 0) await this.#snapshot();
     return out;

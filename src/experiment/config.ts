@@ -110,6 +110,11 @@ export const ExperimentConfigSchema = z.strictObject({
     reward: z.enum(["adversarial", "cooperative"]), // adversarial: 1 − donation/2 (SCOPE persuasion)
     lr: num(0, 1),
     klCoef: num(0), // KL to the reference simulator: the realism anchor
+    // reverse: the k3 estimate of KL(simulator ‖ reference) on the replies it sampled (GRPO's usual
+    // KL; mode-seeking, so it barely pulls a collapsed simulator back to the modes it lost);
+    // forward: the exact KL(reference ‖ simulator) over every allowed reply at each user turn it
+    // played (mass-covering). A config without the key predates it and meant reverse.
+    anchor: z.enum(["reverse", "forward"]).default("reverse"),
   }),
   population: z.strictObject({
     poolSize: int(1, 64), // FIFO snapshots kept (SCOPE: 10)
@@ -155,7 +160,7 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   rl: { steps: 200, prompts: 8, groupSize: 16, lr: 3e-3, klCoef: 0.05, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 25 },
   ensemble: { k: 3 },
   vs: { k: 5, selection: "random", fidelity: 1 },
-  cotrain: { reward: "adversarial", lr: 1e-3, klCoef: 3 },
+  cotrain: { reward: "adversarial", lr: 1e-3, klCoef: 3, anchor: "reverse" },
   population: { poolSize: 10, snapshotEvery: 8, selection: "random", draw: "batch" },
   panel: [
     { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },

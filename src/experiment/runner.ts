@@ -190,7 +190,10 @@ export async function runUnit(
       const rewards = Float64Array.from(played.dialogues, (d) => bench.reward(d));
       const s = await grpoUpdate(policy, basePolicy, encode(bench, played.dialogues, "policy"), rewards, hyper);
       if (!Number.isFinite(s.gradNorm)) throw new Error(`${condition}, seed ${seed}: policy training diverged at step ${step} (gradient norm ${s.gradNorm}); lower rl.lr`);
-      await opponents.afterStep?.(step, played, rewards);
+      await opponents.afterStep?.(step, played, rewards, async (own) => {
+        const p = await play(bench, policy, own, groupedPersonas(own, config.rl.prompts, config.rl.groupSize, rng), rng, T);
+        return { played: p, rewards: Float64Array.from(p.dialogues, (d) => bench.reward(d)) };
+      });
       const point = step % config.rl.evalEvery === 0 || step === steps ? await curvePoint(step, s.rewardMean) : undefined;
       onProgress?.({ condition, seed, step, steps, point });
       await new Promise<void>((resolve) => setTimeout(resolve, 0)); // let messages (cancel, pause) in

@@ -15,7 +15,7 @@ export const ROWS = 3;
 export const FORBIDDEN = [2, 5, 7]; // tokens class 1 does not allow
 export const MASKS = [new Array<number>(11).fill(1), Array.from({ length: 11 }, (_, v) => (FORBIDDEN.includes(v) ? 0 : 1))];
 export const DIST = { temperature: 0.7, logitScale: 1.3 };
-export const POLICY: PolicyHyper = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0.1, temperature: DIST.temperature };
+export const POLICY: PolicyHyper = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0.1, forwardKlCoef: 0.3, temperature: DIST.temperature };
 export const MLE: PolicyHyper = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0, temperature: 1 };
 
 /** Parameters well away from init (LN gains ≠ 1, biases ≠ 0) so every path carries gradient. */
@@ -63,8 +63,11 @@ export async function policyBatch(config: ModelConfig, ck: Checkpoint, seed: num
     return lp - Math.log(lo + (hi - lo) * rng.uniform());
   });
   const refLogp = logp.map((lp) => lp + 0.5 * rng.normal());
+  // another network's whole distributions: a valid q over the allowed tokens at every position
+  const other = new ReferenceBackend().createModel(randomCheckpoint(config, seed + 7), { capacity: ROWS, masks: MASKS });
+  const refDist = await other.tokenDistributions({ rows: ROWS, tokens, cls }, DIST);
   const advantages = Float32Array.from([1.3, -0.7, 0.4]);
-  return { rows: ROWS, tokens, cls, mask: randomMask(tokens.length, rng), advantages, oldLogp, refLogp };
+  return { rows: ROWS, tokens, cls, mask: randomMask(tokens.length, rng), advantages, oldLogp, refLogp, refDist };
 }
 
 /** Central differences of f with respect to every entry of every parameter tensor. */

@@ -9,7 +9,7 @@ import { Rng } from "../../src/engine/random";
 import { JaxBackend } from "../../src/engine/backends/jax";
 import { ReferenceBackend, referenceObjective } from "../../src/engine/backends/reference";
 import { DEFAULT_PATTERN_TASK, runPatternTask } from "../../src/demo/pattern-task";
-import { CONFIGS, MASKS, MLE, POLICY, ROWS, finiteDifferences, policyBatch, randomCheckpoint, randomMask, randomTokens, relativeErrors, toParams } from "./fixtures";
+import { CONFIGS, FORBIDDEN, MASKS, MLE, POLICY, ROWS, finiteDifferences, policyBatch, randomCheckpoint, randomMask, randomTokens, relativeErrors, toParams } from "./fixtures";
 
 let jax: JaxBackend;
 beforeAll(async () => {
@@ -40,6 +40,43 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     console.info(`forward (${config.layers} layer): max |Δ log p| tokens ${diffTokens.toExponential(2)}, next ${diffNext.toExponential(2)}`);
     expect(diffTokens).toBeLessThan(1e-4);
     expect(diffNext).toBeLessThan(1e-4);
+    a.dispose();
+  });
+
+  it("whole distributions agree with the reference and with the token log-probs; the forward KL to oneself is 0", async () => {
+    const ck = randomCheckpoint(config, 23);
+    const { tokens, cls } = randomTokens(config, Rng.seed(9));
+    const dist = { temperature: 0.7, logitScale: 1.3 };
+    const [a, b] = [jax.createModel(ck, opts), reference.createModel(ck, opts)];
+    const batch = { rows: ROWS, tokens, cls };
+    const [qa, qb, lp] = [await a.tokenDistributions(batch, dist), await b.tokenDistributions(batch, dist), await b.tokenLogprobs(batch, dist)];
+    const V = config.vocab;
+    let diff = 0, offToken = 0, notNormalised = 0;
+    for (let i = 0; i < ROWS * config.context; i++) {
+      const t = i % config.context;
+      let sum = 0;
+      for (let v = 0; v < V; v++) {
+        diff = Math.max(diff, Math.abs(qa[i * V + v] - qb[i * V + v]));
+        if (cls[i] === 1 && FORBIDDEN.includes(v)) expect(qb[i * V + v]).toBe(0);
+        sum += qb[i * V + v];
+      }
+      if (t === 0) expect(sum).toBe(0);
+      else {
+        notNormalised = Math.max(notNormalised, Math.abs(sum - 1));
+        offToken = Math.max(offToken, Math.abs(Math.log(qb[i * V + tokens[i]]) - lp[i]));
+      }
+    }
+    expect(diff).toBeLessThan(1e-5);
+    expect(notNormalised).toBeLessThan(1e-5);
+    expect(offToken).toBeLessThan(1e-5);
+    // the model's own distributions as refDist: the forward KL and its gradient vanish
+    const mask = randomMask(ROWS * config.context, Rng.seed(3));
+    const h = { ...MLE, temperature: dist.temperature, forwardKlCoef: 1 };
+    const self = await a.gradients({ ...batch, mask, advantages: new Float32Array(ROWS), refDist: await a.tokenDistributions(batch, { temperature: dist.temperature }) }, h);
+    expect(Math.abs(self.stats.forwardKl)).toBeLessThan(1e-5);
+    expect(Math.max(...self.grads.map((g) => Math.max(...g.map(Math.abs))))).toBeLessThan(1e-5);
+    const other = await a.gradients({ ...batch, mask, advantages: new Float32Array(ROWS), refDist: qb }, h);
+    expect(other.stats.forwardKl).toBeGreaterThan(1e-3); // another temperature is another distribution
     a.dispose();
   });
 

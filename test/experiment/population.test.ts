@@ -17,6 +17,7 @@ import { merge, validateConfig, type ExperimentConfig } from "../../src/experime
 import { presetConfig } from "../../src/experiment/presets";
 import { benchmarkFor, modelConfig, modelOptions, type PretrainedSet } from "../../src/experiment/pretrain";
 import { groupedPersonas, play, type Played } from "../../src/experiment/rollout";
+import { encode } from "../../src/experiment/encode";
 import type { NeuralSimulator } from "../../src/simulators/neural";
 
 const TINY = { d: 16, layers: 1, heads: 2, mlpRatio: 2 };
@@ -246,5 +247,124 @@ describe("population: selection", () => {
       opp.dispose();
       policy.dispose();
     }
+  });
+});
+
+describe("co-training: the simulator trains every step", () => {
+  it("population: when a snapshot played the batch, the trainable simulator plays its own against the current policy and learns from it", async () => {
+    const ctx = context(configWith({ poolSize: 2, snapshotEvery: 1, selection: "random", draw: "batch" }));
+    const opp = createOpponents("population", ctx)!;
+    const rng = Rng.seed(8);
+    const asked: unknown[] = [];
+    const playOwn = async (sim: unknown) => {
+      asked.push(sim);
+      return handPlayed(ctx, rng);
+    };
+    try {
+      for (let s = 1; s <= 2; s++) {
+        opp.simulatorFor(s, rng); // the pool is empty at step 1: the trainable simulator plays
+        const { played, rewards } = handPlayed(ctx, rng);
+        await opp.afterStep!(s, played, rewards, playOwn);
+      }
+      expect(poolSize(opp)).toBe(2);
+      let snapshotPlays = 0, ownPlays = 0;
+      for (let s = 3; s <= 12; s++) {
+        const sim = opp.simulatorFor(s, rng);
+        const trainable = members(opp)[0];
+        const before = flat(await trainable.model.checkpoint());
+        const calls = asked.length;
+        const { played, rewards } = handPlayed(ctx, rng);
+        const stats = await opp.afterStep!(s, played, rewards, playOwn);
+        expect(flat(await trainable.model.checkpoint())).not.toEqual(before); // every step
+        expect(Number.isFinite(stats.simKl)).toBe(true);
+        if (sim === trainable) {
+          expect(asked.length).toBe(calls); // it played the batch itself: no extra rollouts
+          ownPlays++;
+        } else {
+          expect(asked.slice(calls)).toEqual([trainable]);
+          snapshotPlays++;
+        }
+      }
+      expect(snapshotPlays).toBeGreaterThan(0);
+      expect(ownPlays).toBeGreaterThan(0);
+    } finally {
+      opp.dispose();
+    }
+  });
+
+  it("cotrain never asks for extra rollouts", async () => {
+    const ctx = context(configWith({}));
+    const opp = createOpponents("cotrain", ctx)!;
+    const rng = Rng.seed(9);
+    let asked = 0;
+    try {
+      for (let s = 1; s <= 3; s++) {
+        opp.simulatorFor(s, rng);
+        const { played, rewards } = handPlayed(ctx, rng);
+        await opp.afterStep!(s, played, rewards, async () => (asked++, handPlayed(ctx, rng)));
+      }
+      expect(asked).toBe(0);
+    } finally {
+      opp.dispose();
+    }
+  });
+});
+
+describe("co-training: the realism anchor", () => {
+  /** KL(reference ‖ simulator) over the user turns of fixed dialogues. */
+  async function forwardKl(ctx: ReturnType<typeof context>, sim: NeuralSimulator, dialogues: Played["dialogues"]): Promise<number> {
+    const batch = encode(ctx.bench, dialogues, "simulator");
+    const ref = ctx.backend.createModel(ctx.pretrained.reference.checkpoint, ctx.opts);
+    const [q, p] = [await ref.tokenDistributions(batch), await sim.model.tokenDistributions(batch)];
+    ref.dispose();
+    const V = ctx.bench.acts.length;
+    let kl = 0, n = 0;
+    for (let i = 0; i < batch.mask.length; i++) {
+      if (!batch.mask[i]) continue;
+      for (let v = 0; v < V; v++) if (q[i * V + v] > 0) kl += q[i * V + v] * Math.log(q[i * V + v] / p[i * V + v]);
+      n++;
+    }
+    return kl / n;
+  }
+
+  it("with rewards that carry no signal, the forward anchor pulls the collapsed simulator back to the reference's modes, faster than the reverse one", async () => {
+    const after: Record<string, number> = {};
+    let start = 0;
+    for (const anchor of ["forward", "reverse"] as const) {
+      const config = validateConfig(merge(configWith({}), { cotrain: { anchor, klCoef: 1, lr: 3e-2 } }));
+      const ctx = context(config);
+      // a reference with clear minority replies, so that π_ref^γ has lost them
+      const ck = ctx.pretrained.reference.checkpoint;
+      const head = ck.tensors[paramSpecs(ck.config).findIndex((s) => s.name === "head.b")].data;
+      for (let v = 0; v < head.length; v++) head[v] = 0.3 * ((v * 7) % 5);
+      const opp = createOpponents("cotrain", ctx)!;
+      const policy = ctx.backend.createModel(ctx.pretrained.basePolicy.checkpoint, ctx.opts);
+      const rng = Rng.seed(10);
+      const probe = handPlayed(ctx, Rng.seed(11)).played.dialogues;
+      try {
+        const sim = members(opp)[0];
+        start = await forwardKl(ctx, sim, probe);
+        for (let s = 1; s <= 15; s++) {
+          // the simulator's own replies, as in training (the reverse anchor's k3 is taken on them)
+          const played = await play(ctx.bench, policy, opp.simulatorFor(s, rng), groupedPersonas(sim, PROMPTS, G, rng), rng, 1);
+          await opp.afterStep!(s, played, new Float64Array(played.dialogues.length).fill(0.5));
+        }
+        after[anchor] = await forwardKl(ctx, sim, probe);
+      } finally {
+        opp.dispose();
+        policy.dispose();
+      }
+    }
+    console.info(`KL(reference ‖ co-trained simulator): start ${start.toFixed(3)}, after 15 steps forward ${after.forward.toFixed(3)}, reverse ${after.reverse.toFixed(3)}`);
+    expect(start).toBeGreaterThan(0.1);
+    expect(after.forward).toBeLessThan(0.5 * start);
+    expect(after.forward).toBeLessThan(after.reverse);
+  });
+
+  it("a config without cotrain.anchor predates it and means the reverse (k3) anchor", () => {
+    const c = structuredClone(configWith({})) as unknown as { cotrain: Record<string, unknown> };
+    delete c.cotrain.anchor;
+    expect(validateConfig(c).cotrain.anchor).toBe("reverse");
+    expect(() => validateConfig(merge(c, { cotrain: { anchor: "sideways" } }))).toThrow(/cotrain\.anchor/);
   });
 });

@@ -119,9 +119,11 @@ interface LossInputs extends TargetInputs {
   epsLow: np.Array;
   epsHigh: np.Array;
   klCoef: np.Array;
+  refDist: np.Array; // [B, T, V] the reference's probabilities for target t (zeros: no forward KL)
+  fwdCoef: np.Array; // scalar β_f
 }
 
-/** The objective of backend.ts; aux = [nll, entropy, kl, clipFrac, tokens]. */
+/** The objective of backend.ts; aux = [nll, entropy, kl, clipFrac, tokens, forwardKl]. */
 function objective(c: ModelConfig, P: Params, inp: LossInputs, table: np.Array, causal: np.Array): [np.Array, np.Array] {
   const [lp, logp] = targetLogprobs(c, P, inp, table, causal);
   const B = inp.mask.shape[0];
@@ -141,7 +143,10 @@ function objective(c: ModelConfig, P: Params, inp: LossInputs, table: np.Array, 
   const pg = np.minimum(unclipped, clipped).neg();
   const delta = ref.sub(logp.ref);
   const kl = np.exp(delta.ref).sub(delta).sub(1);
-  const term = pg.add(kl.ref.mul(inp.klCoef));
+  // exact forward KL(q ‖ p) over the vocabulary; q = 0 at disallowed tokens, whose log p is finite
+  const q = inp.refDist;
+  const fwd = q.ref.mul(np.log(np.maximum(q, 1e-30)).sub(lp.ref)).sum(-1);
+  const term = pg.add(kl.ref.mul(inp.klCoef)).add(fwd.ref.mul(inp.fwdCoef));
   const mean = (a: np.Array) => a.mul(mask.ref).sum().div(denom.ref);
   const loss = mean(term);
   const entropy = lax.stopGradient(np.exp(lp.ref).mul(lp).sum(-1).neg());
@@ -151,6 +156,7 @@ function objective(c: ModelConfig, P: Params, inp: LossInputs, table: np.Array, 
     mean(lax.stopGradient(kl)),
     mean(clipHit),
     tokens,
+    mean(lax.stopGradient(fwd)),
   ]);
   mask.dispose();
   denom.dispose();
@@ -161,6 +167,7 @@ interface Compiled {
   step: (P: Params, m: Params, v: Params, inp: LossInputs, h: Scalars, table: np.Array, causal: np.Array) => [Params, Params, Params, np.Array];
   next: (P: Params, tokens: np.Array, prev: np.Array, cls: np.Array, mul: np.Array, table: np.Array, causal: np.Array) => np.Array;
   logprobs: (P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => np.Array;
+  dists: (P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => np.Array;
   grads: () => (P: Params, inp: LossInputs, table: np.Array, causal: np.Array) => [np.Array, np.Array, Params];
   dispose(): void;
 }
@@ -205,6 +212,12 @@ function compile(c: ModelConfig): Compiled {
     return logp;
   });
 
+  const dists = jit((P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => {
+    const [lp, logp] = targetLogprobs(c, P, inp, table, causal);
+    logp.dispose();
+    return np.exp(lp);
+  });
+
   // Compiled on first use only: training never needs it.
   let grads: ReturnType<typeof jit> | undefined;
   const gradsFn = () => {
@@ -220,10 +233,12 @@ function compile(c: ModelConfig): Compiled {
     grads: gradsFn,
     next: next as unknown as Compiled["next"],
     logprobs: logprobs as unknown as Compiled["logprobs"],
+    dists: dists as unknown as Compiled["dists"],
     dispose() {
       step.dispose();
       next.dispose();
       logprobs.dispose();
+      dists.dispose();
       grads?.dispose();
     },
   };
@@ -231,10 +246,10 @@ function compile(c: ModelConfig): Compiled {
 
 // ---------------------------------------------------------------------------------------------
 
-/** Pads rows to capacity and shifts targets so that position t holds token t + 1. */
-function shiftTargets<T extends Int32Array | Float32Array>(src: T, rows: number, cap: number, T: number): T {
-  const out = new (src.constructor as { new (n: number): T })(cap * T);
-  for (let b = 0; b < rows; b++) out.set(src.subarray(b * T + 1, (b + 1) * T), b * T);
+/** Pads rows to capacity and shifts targets so that position t holds token t + 1 (each entry `width` wide). */
+function shiftTargets<A extends Int32Array | Float32Array>(src: A, rows: number, cap: number, T: number, width = 1): A {
+  const out = new (src.constructor as { new (n: number): A })(cap * T * width);
+  for (let b = 0; b < rows; b++) out.set(src.subarray((b * T + 1) * width, (b + 1) * T * width), b * T * width);
   return out;
 }
 
@@ -371,8 +386,19 @@ class JaxModel implements EngineModel {
     return result;
   }
 
+  async tokenDistributions(batch: TokenBatch, dist?: Dist): Promise<Float32Array> {
+    this.#alive();
+    checkBatch(this, batch, this.#classes, "tokenDistributions");
+    const { context: T, vocab: V } = this.config;
+    const out = this.#fns.dists(tree.ref(this.#params), this.#targetInputs(batch, dist), this.#table.ref, this.#causal.ref);
+    const shifted = (await out.data()) as Float32Array;
+    const result = new Float32Array(batch.rows * T * V);
+    for (let b = 0; b < batch.rows; b++) result.set(shifted.subarray(b * T * V, (b * T + T - 1) * V), (b * T + 1) * V);
+    return result;
+  }
+
   #lossInputs(batch: TrainBatch, h: PolicyHyper): LossInputs {
-    const T = this.config.context;
+    const { context: T, vocab: V } = this.config;
     const cap = this.capacity;
     const rows = batch.rows;
     const zeros = new Float32Array(rows * T);
@@ -387,6 +413,8 @@ class JaxModel implements EngineModel {
       epsLow: this.#scalar(h.epsLow),
       epsHigh: this.#scalar(h.epsHigh),
       klCoef: this.#scalar(h.klCoef),
+      refDist: this.#f32(shiftTargets(batch.refDist ?? new Float32Array(rows * T * V), rows, cap, T, V), [cap, T, V]),
+      fwdCoef: this.#scalar(batch.refDist ? (h.forwardKlCoef ?? 0) : 0),
     };
   }
 
@@ -397,7 +425,7 @@ class JaxModel implements EngineModel {
     const [l, a, ...g] = await Promise.all([loss.data(), aux.data(), ...grads.map((x) => x.data())]);
     const s = a as Float32Array;
     return {
-      stats: { loss: (l as Float32Array)[0], nll: s[0], entropy: s[1], kl: s[2], clipFrac: s[3], tokens: s[4] },
+      stats: { loss: (l as Float32Array)[0], nll: s[0], entropy: s[1], kl: s[2], clipFrac: s[3], tokens: s[4], forwardKl: s[5] },
       grads: g.map((x: unknown) => (x as Float32Array).slice()),
     };
   }
@@ -423,7 +451,7 @@ class JaxModel implements EngineModel {
     this.#m = m;
     this.#v = v;
     const s = (await stats.data()) as Float32Array;
-    return { loss: s[0], gradNorm: s[1], nll: s[2], entropy: s[3], kl: s[4], clipFrac: s[5], tokens: s[6] };
+    return { loss: s[0], gradNorm: s[1], nll: s[2], entropy: s[3], kl: s[4], clipFrac: s[5], tokens: s[6], forwardKl: s[7] };
   }
 
   async checkpoint(): Promise<Checkpoint> {

@@ -393,7 +393,8 @@ function policyObjective(
   logitScale: number, dlogits?: Float64Array,
 ): ObjectiveStats {
   const { context: T, vocab: V } = config;
-  const { mask, cls, advantages, oldLogp, refLogp } = batch;
+  const { mask, cls, advantages, oldLogp, refLogp, refDist } = batch;
+  const fwdCoef = refDist ? (hyper.forwardKlCoef ?? 0) : 0;
   const scale = distScale({ temperature: hyper.temperature, logitScale });
   const lo = 1 - hyper.epsLow;
   const hi = 1 + hyper.epsHigh;
@@ -402,7 +403,7 @@ function policyObjective(
   for (let b = 0; b < batch.rows; b++) for (let t = 1; t < T; t++) tokens += mask[b * T + t];
   const denom = Math.max(tokens, 1);
 
-  let loss = 0, nll = 0, entropy = 0, kl = 0, clipped = 0;
+  let loss = 0, nll = 0, entropy = 0, kl = 0, fkl = 0, clipped = 0;
   const logp = new Float64Array(V);
   for (let b = 0; b < batch.rows; b++) {
     const A = advantages ? advantages[b] : 1;
@@ -428,11 +429,21 @@ function policyObjective(
       // low-variance KL estimate k3 = e^(ref − logp) − (ref − logp) − 1 (Schulman 2020)
       const delta = (refLogp ? refLogp[i] : lp) - lp;
       const k3 = Math.exp(delta) - delta - 1;
+      // exact forward KL(q ‖ p) from the reference's whole distribution q at this position
+      let fwd = 0, qSum = 0;
+      if (refDist) {
+        for (let v = 0; v < V; v++) {
+          const q = refDist[i * V + v];
+          if (q > 0) fwd += q * (Math.log(q) - logp[v]);
+          qSum += q;
+        }
+      }
 
-      loss += w * (-surrogate + hyper.klCoef * k3);
+      loss += w * (-surrogate + hyper.klCoef * k3 + fwdCoef * fwd);
       nll -= w * lp;
       entropy += w * H;
       kl += w * k3;
+      fkl += w * fwd;
       if (!useRatio && r !== rc) clipped += w;
 
       if (dlogits) {
@@ -442,10 +453,12 @@ function policyObjective(
           const onehot = v === tok ? 1 : 0;
           dlogits[at + v] += dlp * (onehot - Math.exp(logp[v])) * scale;
         }
+        // ∂/∂z_u of −Σ_v q_v log p_v is p_u Σq − q_u
+        if (fwdCoef !== 0) for (let v = 0; v < V; v++) dlogits[at + v] += fwdCoef * (Math.exp(logp[v]) * qSum - refDist![i * V + v]) * scale * (w / denom);
       }
     }
   }
-  return { loss: loss / denom, nll: nll / denom, entropy: entropy / denom, kl: kl / denom, clipFrac: clipped / denom, tokens };
+  return { loss: loss / denom, nll: nll / denom, entropy: entropy / denom, kl: kl / denom, forwardKl: fkl / denom, clipFrac: clipped / denom, tokens };
 }
 
 function checkObjectiveInputs(config: ModelConfig, table: Float32Array, batch: TrainBatch): void {
@@ -535,6 +548,24 @@ class ReferenceModel implements EngineModel {
         const i = b * T + t;
         maskedLogSoftmax(logits, (i - 1) * V, V, scale, this.#table, batch.cls ? batch.cls[i] : 0, logp);
         out[i] = logp[batch.tokens[i]];
+      }
+    }
+    return out;
+  }
+
+  async tokenDistributions(batch: TokenBatch, dist?: Dist): Promise<Float32Array> {
+    this.#live();
+    checkBatch(this, batch, this.#classes, "tokenDistributions");
+    const { context: T, vocab: V } = this.config;
+    const scale = distScale(dist);
+    const logits = referenceForward(this.config, this.#params, batch.tokens, batch.rows);
+    const out = new Float32Array(batch.rows * T * V); // t = 0 stays 0
+    const logp = new Float64Array(V);
+    for (let b = 0; b < batch.rows; b++) {
+      for (let t = 1; t < T; t++) {
+        const i = b * T + t;
+        maskedLogSoftmax(logits, (i - 1) * V, V, scale, this.#table, batch.cls ? batch.cls[i] : 0, logp);
+        for (let v = 0; v < V; v++) out[i * V + v] = Math.exp(logp[v]);
       }
     }
     return out;
