@@ -61,6 +61,9 @@ describe("the app", () => {
     await page.locator("#knob-simulator-gamma").fill("6");
     await page.locator("#knob-simulator-gamma").press("Tab");
     await expect.poll(() => new URL(page.url()).searchParams.getAll("set")).toEqual(["simulator.gamma=6"]);
+    // a choice knob writes a string value
+    await page.locator("#knob-cotrain-anchor").selectOption("forward");
+    await expect.poll(() => new URL(page.url()).searchParams.getAll("set")).toEqual(["simulator.gamma=6", 'cotrain.anchor="forward"']);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -535,39 +535,37 @@ class ReferenceModel implements EngineModel {
     return out;
   }
 
-  async tokenLogprobs(batch: TokenBatch, dist?: Dist): Promise<Float32Array> {
-    this.#live();
-    checkBatch(this, batch, this.#classes, "tokenLogprobs");
+  /** Calls `visit(i, logp)` with the distribution of token i = b·T + t for every t ≥ 1 of every row. */
+  #eachPosition(batch: TokenBatch, dist: Dist | undefined, visit: (i: number, logp: Float64Array) => void): void {
     const { context: T, vocab: V } = this.config;
     const scale = distScale(dist);
     const logits = referenceForward(this.config, this.#params, batch.tokens, batch.rows);
-    const out = new Float32Array(batch.rows * T); // t = 0 stays 0
     const logp = new Float64Array(V);
     for (let b = 0; b < batch.rows; b++) {
       for (let t = 1; t < T; t++) {
         const i = b * T + t;
         maskedLogSoftmax(logits, (i - 1) * V, V, scale, this.#table, batch.cls ? batch.cls[i] : 0, logp);
-        out[i] = logp[batch.tokens[i]];
+        visit(i, logp);
       }
     }
+  }
+
+  async tokenLogprobs(batch: TokenBatch, dist?: Dist): Promise<Float32Array> {
+    this.#live();
+    checkBatch(this, batch, this.#classes, "tokenLogprobs");
+    const out = new Float32Array(batch.rows * this.config.context); // t = 0 stays 0
+    this.#eachPosition(batch, dist, (i, logp) => (out[i] = logp[batch.tokens[i]]));
     return out;
   }
 
   async tokenDistributions(batch: TokenBatch, dist?: Dist): Promise<Float32Array> {
     this.#live();
     checkBatch(this, batch, this.#classes, "tokenDistributions");
-    const { context: T, vocab: V } = this.config;
-    const scale = distScale(dist);
-    const logits = referenceForward(this.config, this.#params, batch.tokens, batch.rows);
-    const out = new Float32Array(batch.rows * T * V); // t = 0 stays 0
-    const logp = new Float64Array(V);
-    for (let b = 0; b < batch.rows; b++) {
-      for (let t = 1; t < T; t++) {
-        const i = b * T + t;
-        maskedLogSoftmax(logits, (i - 1) * V, V, scale, this.#table, batch.cls ? batch.cls[i] : 0, logp);
-        for (let v = 0; v < V; v++) out[i * V + v] = Math.exp(logp[v]);
-      }
-    }
+    const V = this.config.vocab;
+    const out = new Float32Array(batch.rows * this.config.context * V); // t = 0 stays 0
+    this.#eachPosition(batch, dist, (i, logp) => {
+      for (let v = 0; v < V; v++) out[i * V + v] = Math.exp(logp[v]);
+    });
     return out;
   }
 
