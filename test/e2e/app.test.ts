@@ -62,8 +62,8 @@ describe("the app", () => {
     await page.locator("#knob-simulator-gamma").press("Tab");
     await expect.poll(() => new URL(page.url()).searchParams.getAll("set")).toEqual(["simulator.gamma=6"]);
     // a choice knob writes a string value
-    await page.locator("#knob-cotrain-anchor").selectOption("forward");
-    await expect.poll(() => new URL(page.url()).searchParams.getAll("set")).toEqual(["simulator.gamma=6", 'cotrain.anchor="forward"']);
+    await page.locator("#knob-cotrain-anchor").selectOption("reverse");
+    await expect.poll(() => new URL(page.url()).searchParams.getAll("set")).toEqual(["simulator.gamma=6", 'cotrain.anchor="reverse"']);
     expect(errors).toEqual([]);
     await page.close();
   });
