@@ -1,7 +1,8 @@
 // GRPO (Shao et al. 2024, DeepSeekMath) as SCOPE runs it: G rollouts share a start state,
 // advantages are rewards standardised within their group, the ratio is clipped with separate
 // ε_low / ε_high (clip-higher, DAPO), and a low-variance KL (k3) ties the policy to a frozen
-// reference (optionally also the exact forward KL from the reference's whole distribution). The loss itself lives in every backend's trainStep; this file prepares its inputs.
+// reference (optionally also the exact forward KL from the reference's whole distribution).
+// The loss itself lives in every backend's trainStep; this file prepares its inputs.
 import type { EngineModel, StepHyper, StepStats, TrainBatch } from "./backend";
 
 export interface AdvantageOptions {
