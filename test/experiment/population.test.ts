@@ -18,6 +18,7 @@ import { presetConfig } from "../../src/experiment/presets";
 import { benchmarkFor, modelConfig, modelOptions, type PretrainedSet } from "../../src/experiment/pretrain";
 import { groupedPersonas, play, type Played } from "../../src/experiment/rollout";
 import { encode } from "../../src/experiment/encode";
+import { klDivergence } from "../../src/metrics/diversity";
 import type { NeuralSimulator } from "../../src/simulators/neural";
 
 const TINY = { d: 16, layers: 1, heads: 2, mlpRatio: 2 };
@@ -321,7 +322,7 @@ describe("co-training: the realism anchor", () => {
     let kl = 0, n = 0;
     for (let i = 0; i < batch.mask.length; i++) {
       if (!batch.mask[i]) continue;
-      for (let v = 0; v < V; v++) if (q[i * V + v] > 0) kl += q[i * V + v] * Math.log(q[i * V + v] / p[i * V + v]);
+      kl += klDivergence(q.subarray(i * V, (i + 1) * V), p.subarray(i * V, (i + 1) * V));
       n++;
     }
     return kl / n;
