@@ -157,7 +157,10 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
     model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },
     pretrain: { steps: 150, batch: 128, lr: 3e-3 },
   },
-  rl: { steps: 200, prompts: 8, groupSize: 16, lr: 3e-3, klCoef: 0.05, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 25 },
+  // 400 steps: compare at convergence (DESIGN §3.4, trap 3). The collapsed simulator's low-variance
+  // reward makes `single` converge first (train success flat from step 75), while `vs` and the
+  // co-trained conditions were still rising at 200, so a 200-step budget favoured `single`.
+  rl: { steps: 400, prompts: 8, groupSize: 16, lr: 3e-3, klCoef: 0.05, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 50 },
   ensemble: { k: 3 },
   vs: { k: 5, selection: "random", fidelity: 1 },
   // The forward (mass-covering) anchor. Paper settings, seed 0, KL(reference ‖ co-trained
