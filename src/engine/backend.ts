@@ -20,6 +20,7 @@
 //   global-norm clip and an AdamW update.
 import type { ModelConfig } from "./config";
 import type { Checkpoint } from "./checkpoint";
+import type { Decoder } from "./decode";
 
 export type BackendName = "wasm" | "webgpu" | "cpu";
 
@@ -88,6 +89,12 @@ export interface EngineModel {
   readonly capacity: number;
   /** Log-probs [rows, vocab] of token pos[b] in each row, given tokens before it. */
   nextLogprobs(tokens: Int32Array, rows: number, pos: Int32Array, cls: Int32Array | undefined, dist?: Dist): Promise<Float32Array>;
+  /**
+   * An incremental decoding session over this model's `capacity` slots (decode.ts): the same
+   * log-probs as `nextLogprobs`, computing only positions a slot has not been fed. Training or
+   * loading the model invalidates what it cached; disposing the model disposes it.
+   */
+  decoder(): Decoder;
   /** Log-prob [rows, T] of every token given the ones before it (0 at t = 0). */
   tokenLogprobs(batch: TokenBatch, dist?: Dist): Promise<Float32Array>;
   /** Probabilities [rows, T, V] of every allowed token at every position t given the tokens before it (0 at t = 0). */

@@ -3,6 +3,7 @@
 // mask class its token was drawn from, so learned and sampled distributions are the same.
 import type { Benchmark, Dialogue } from "../benchmarks/types";
 import type { EngineModel, TrainBatch } from "../engine/backend";
+import type { Decoder } from "../engine/decode";
 
 export type Role = "policy" | "simulator";
 
@@ -35,7 +36,55 @@ export function encode(bench: Benchmark, dialogues: Dialogue[], role: Role): Tra
   return { rows, tokens, cls, mask };
 }
 
-/** Log-probs [rows, V] of each dialogue's next act under a model, in chunks of its capacity. */
+/**
+ * Each model's incremental decoder, with its slots assigned to dialogues by identity: a dialogue
+ * that grows turn by turn (as in `play`) keeps its slot, so each call feeds only its new acts.
+ * The decoder checks every row's tokens against its slot, so a reused slot is only slower.
+ */
+class DialogueSlots {
+  readonly decoder: Decoder;
+  readonly #slotOf = new WeakMap<Dialogue, number>();
+  readonly #owner: (Dialogue | undefined)[];
+  readonly #lastUse: Float64Array;
+  #clock = 0;
+
+  constructor(model: EngineModel) {
+    this.decoder = model.decoder();
+    this.#owner = new Array<Dialogue | undefined>(model.capacity);
+    this.#lastUse = new Float64Array(model.capacity);
+  }
+
+  /** Distinct slots for ≤ capacity dialogues: their own where they have one, else the least recently used. */
+  assign(dialogues: Dialogue[]): Int32Array {
+    const slots = new Int32Array(dialogues.length).fill(-1);
+    const taken = new Uint8Array(this.#owner.length);
+    const tick = ++this.#clock;
+    dialogues.forEach((d, r) => {
+      const s = this.#slotOf.get(d);
+      if (s !== undefined && this.#owner[s] === d && !taken[s]) {
+        slots[r] = s;
+        taken[s] = 1;
+      }
+    });
+    const free = Array.from({ length: this.#owner.length }, (_, s) => s)
+      .filter((s) => !taken[s])
+      .sort((a, b) => this.#lastUse[a] - this.#lastUse[b]);
+    let next = 0;
+    dialogues.forEach((d, r) => {
+      if (slots[r] < 0) {
+        slots[r] = free[next++];
+        this.#owner[slots[r]] = d;
+        this.#slotOf.set(d, slots[r]);
+      }
+      this.#lastUse[slots[r]] = tick;
+    });
+    return slots;
+  }
+}
+
+const slotsByModel = new WeakMap<EngineModel, DialogueSlots>();
+
+/** Log-probs [rows, V] of each dialogue's next act under a model, in chunks of its capacity (incremental decoding). */
 export async function nextActLogprobs(
   bench: Benchmark,
   model: EngineModel,
@@ -47,13 +96,15 @@ export async function nextActLogprobs(
   const T = bench.context;
   const out = new Float32Array(dialogues.length * V);
   const off = offset(bench, role);
+  let slots = slotsByModel.get(model);
+  if (!slots) slotsByModel.set(model, (slots = new DialogueSlots(model)));
   for (let start = 0; start < dialogues.length; start += model.capacity) {
     const chunk = dialogues.slice(start, start + model.capacity);
     const { tokens } = encode(bench, chunk, role);
     const pos = Int32Array.from(chunk, (d) => off + d.acts.length);
     const cls = Int32Array.from(chunk, (d) => (bench.turn(d) === "agent" ? bench.agentClass(d) : bench.userClass(d)));
     for (const p of pos) if (p >= T) throw new Error(`dialogue too long for context ${T}`);
-    out.set(await model.nextLogprobs(tokens, chunk.length, pos, cls, dist), start * V);
+    out.set(await slots.decoder.next({ slots: slots.assign(chunk), tokens, pos, cls }, dist), start * V);
   }
   return out;
 }

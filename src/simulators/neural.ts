@@ -1,7 +1,8 @@
 // Neural user simulators: the reference (π_ref, pretrained on the human corpus with the card as
 // prefix), the aligned simulator (logits × γ: π_ref^γ, the closed-form RLHF optimum of DESIGN §1),
 // co-trained simulators and their pool snapshots, and the held-out panel. A frozen simulator
-// caches distributions per dialogue prefix: rollouts revisit the same prefixes all the time.
+// caches distributions per dialogue prefix and skips the model when every row is cached (the
+// first user turn of a batch usually is).
 import type { Benchmark, Dialogue, Persona } from "../benchmarks/types";
 import type { EngineModel } from "../engine/backend";
 import type { Checkpoint } from "../engine/checkpoint";
@@ -35,28 +36,18 @@ export class NeuralSimulator implements UserSimulator {
   async distribution(dialogues: Dialogue[], _personas?: Persona[], gamma = this.gamma): Promise<Float64Array> {
     const V = this.bench.acts.length;
     const out = new Float64Array(dialogues.length * V);
-    let cache = this.#caches?.get(gamma) ?? null;
+    let cache = this.#caches?.get(gamma);
     if (this.#caches && !cache) this.#caches.set(gamma, (cache = new Map()));
-    const keys = dialogues.map((d) => `${d.card.join(",")}|${d.acts.join(",")}`);
-    const missing: number[] = [];
-    const seen = new Map<string, number>();
-    keys.forEach((k, b) => {
-      const hit = cache?.get(k);
-      if (hit) out.set(hit, b * V);
-      else if (!seen.has(k)) {
-        seen.set(k, missing.length);
-        missing.push(b);
-      }
-    });
-    if (missing.length > 0) {
-      const lp = await nextActLogprobs(this.bench, this.model, missing.map((b) => dialogues[b]), "simulator", { logitScale: gamma });
-      const probs = missing.map((_, j) => Float64Array.from(lp.subarray(j * V, (j + 1) * V), Math.exp));
-      keys.forEach((k, b) => {
-        const j = seen.get(k);
-        if (j !== undefined && !cache?.has(k)) out.set(probs[j], b * V);
-      });
-      if (cache) missing.forEach((b, j) => cache.set(keys[b], probs[j]));
+    const keys = cache ? dialogues.map((d) => `${d.card.join(",")}|${d.acts.join(",")}`) : [];
+    if (cache && keys.every((k) => cache.has(k))) {
+      keys.forEach((k, b) => out.set(cache.get(k)!, b * V));
+      return out;
     }
+    // Every row, not only the missing ones: the incremental decoder then feeds each dialogue one
+    // turn at a time instead of catching up over the turns it was served from the cache.
+    const lp = await nextActLogprobs(this.bench, this.model, dialogues, "simulator", { logitScale: gamma });
+    for (let i = 0; i < out.length; i++) out[i] = Math.exp(lp[i]);
+    keys.forEach((k, b) => cache!.set(k, out.slice(b * V, (b + 1) * V)));
     return out;
   }
 

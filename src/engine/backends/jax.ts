@@ -24,6 +24,7 @@ import {
   type TokenBatch,
   type TrainBatch,
 } from "../backend";
+import { checkDecodeRequest, type DecodeRequest, type Decoder, SlotTable, windowBucket } from "../decode";
 
 export type JaxDevice = Extract<Device, "wasm" | "webgpu">;
 
@@ -91,6 +92,59 @@ function forward(c: ModelConfig, P: Params, tokens: np.Array, causal: np.Array):
 /** z = logits · mul, with disallowed tokens pushed to MASK_BIAS; allowed is 0/1. */
 function maskedLogSoftmax(logits: np.Array, allowed: np.Array, mul: np.Array): np.Array {
   return nn.logSoftmax(logits.mul(mul).add(allowed.sub(1).mul(-MASK_BIAS)), -1);
+}
+
+interface DecodeInputs {
+  tokens: np.Array; // [B, W] int32, the window of new tokens of every slot (padding anywhere)
+  write: np.Array; // [B, W, T] one-hot position of each window token (all zeros: padding)
+  keep: np.Array; // [B, T] 1 where the cache is not written this call
+  bias: np.Array; // [B, W, T] 0 where a window token may attend, MASK_BIAS elsewhere (causal)
+  last: np.Array; // [B, W] one-hot: the window token whose logits are returned
+  cls: np.Array; // [B] int32, allowed class of the predicted token
+  mul: np.Array; // scalar logitScale / temperature
+}
+
+/**
+ * One incremental step (decode.ts): runs a window of W tokens per slot through the model, writing
+ * their keys and values into the caches K, Vc [B, H, T, hd] per layer, and returns the masked
+ * log-softmax [B, V] at each slot's `last` token with the new caches. Consumes every argument.
+ */
+function decodeStep(c: ModelConfig, P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array): [np.Array, Params, Params] {
+  const [B, W] = inp.tokens.shape;
+  const T = c.context;
+  const H = c.heads;
+  const hd = c.d / H;
+  let i = 0;
+  const next = () => P[i++];
+  let x = np.matmul(nn.oneHot(inp.tokens, c.vocab), next()).add(np.matmul(inp.write.ref, next())); // tok_emb + pos_emb
+  const scatter = inp.write.transpose([0, 2, 1]).reshape([B, 1, T, W]); // window → cache positions
+  const keep = inp.keep.reshape([B, 1, T, 1]);
+  const bias = inp.bias.reshape([B, 1, W, T]);
+  const newK: Params = [];
+  const newV: Params = [];
+  for (let l = 0; l < c.layers; l++) {
+    const h = layerNorm(x.ref, next(), next());
+    const qkv = np.matmul(h, next()).add(next());
+    const [q, k, v] = np.split(qkv, 3, -1);
+    const heads = (a: np.Array) => a.reshape([B, W, H, hd]).transpose([0, 2, 1, 3]); // [B, H, W, hd]
+    const Kl = K[l].mul(keep.ref).add(np.matmul(scatter.ref, heads(k)));
+    const Vl = Vc[l].mul(keep.ref).add(np.matmul(scatter.ref, heads(v)));
+    const scores = np.matmul(heads(q), Kl.ref.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(hd)).add(bias.ref);
+    const att = np.matmul(nn.softmax(scores, -1), Vl.ref).transpose([0, 2, 1, 3]).reshape([B, W, c.d]);
+    newK.push(Kl);
+    newV.push(Vl);
+    x = x.add(np.matmul(att, next()).add(next()));
+    const h2 = layerNorm(x.ref, next(), next());
+    const hidden = geluTanh(np.matmul(h2, next()).add(next()));
+    x = x.add(np.matmul(hidden, next()).add(next()));
+  }
+  scatter.dispose();
+  keep.dispose();
+  bias.dispose();
+  x = layerNorm(x, next(), next());
+  const logits = np.matmul(x, next()).add(next()); // [B, W, V]
+  const at = logits.mul(inp.last.reshape([B, W, 1])).sum(1);
+  return [maskedLogSoftmax(at, np.take(table, inp.cls, 0), inp.mul), newK, newV];
 }
 
 interface TargetInputs {
@@ -169,6 +223,7 @@ interface Compiled {
   logprobs: (P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => np.Array;
   dists: (P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => np.Array;
   grads: () => (P: Params, inp: LossInputs, table: np.Array, causal: np.Array) => [np.Array, np.Array, Params];
+  decode: (P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => [np.Array, Params, Params];
   dispose(): void;
 }
 
@@ -218,6 +273,8 @@ function compile(c: ModelConfig): Compiled {
     return np.exp(lp);
   });
 
+  const decode = jit((P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => decodeStep(c, P, K, Vc, inp, table));
+
   // Compiled on first use only: training never needs it.
   let grads: ReturnType<typeof jit> | undefined;
   const gradsFn = () => {
@@ -234,7 +291,9 @@ function compile(c: ModelConfig): Compiled {
     next: next as unknown as Compiled["next"],
     logprobs: logprobs as unknown as Compiled["logprobs"],
     dists: dists as unknown as Compiled["dists"],
+    decode: decode as unknown as Compiled["decode"],
     dispose() {
+      decode.dispose();
       step.dispose();
       next.dispose();
       logprobs.dispose();
@@ -308,6 +367,8 @@ class JaxModel implements EngineModel {
   #m: Params = [];
   #v: Params = [];
   #step = 0;
+  #version = 0; // bumped when the weights change, so decoders drop their caches
+  readonly #decoders = new Set<JaxDecoder>();
   #disposed = false;
 
   constructor(owner: JaxBackend, ck: Checkpoint, opts: ModelOptions) {
@@ -373,6 +434,26 @@ class JaxModel implements EngineModel {
     );
     const data = (await out.data()) as Float32Array;
     return data.slice(0, rows * V);
+  }
+
+  decoder(): Decoder {
+    this.#alive();
+    const dec = new JaxDecoder({
+      config: this.config,
+      capacity: this.capacity,
+      classes: this.#classes,
+      device: this.#device,
+      fns: this.#fns,
+      params: () => {
+        this.#alive();
+        return tree.ref(this.#params);
+      },
+      table: () => this.#table.ref,
+      version: () => this.#version,
+      forget: () => this.#decoders.delete(dec),
+    });
+    this.#decoders.add(dec);
+    return dec;
   }
 
   async tokenLogprobs(batch: TokenBatch, dist?: Dist): Promise<Float32Array> {
@@ -450,6 +531,7 @@ class JaxModel implements EngineModel {
     this.#params = P;
     this.#m = m;
     this.#v = v;
+    this.#version += 1;
     const s = (await stats.data()) as Float32Array;
     return { loss: s[0], gradNorm: s[1], nll: s[2], entropy: s[3], kl: s[4], clipFrac: s[5], tokens: s[6], forwardKl: s[7] };
   }
@@ -472,6 +554,7 @@ class JaxModel implements EngineModel {
     validateCheckpoint(ck);
     if (JSON.stringify(ck.config) !== JSON.stringify(this.config)) throw new Error("checkpoint config differs from this model's config");
     this.#release();
+    this.#version += 1;
     this.#params = ck.tensors.map((t) => this.#f32(t.data, t.shape));
     const o = ck.optimizer;
     this.#m = ck.tensors.map((t, i) => this.#f32(o ? o.m[i] : new Float32Array(t.data.length), t.shape));
@@ -486,9 +569,102 @@ class JaxModel implements EngineModel {
 
   dispose(): void {
     if (this.#disposed) return;
+    for (const d of [...this.#decoders]) d.dispose();
     this.#release();
     this.#table.dispose();
     this.#causal.dispose();
     this.#disposed = true;
+  }
+}
+
+interface DecodeSource {
+  config: ModelConfig;
+  capacity: number;
+  classes: number;
+  device: JaxDevice;
+  fns: Compiled;
+  params(): Params; // references the caller consumes
+  table(): np.Array;
+  version(): number;
+  forget(): void; // called on dispose
+}
+
+/** Incremental decoding on jax-js: key/value caches [capacity, heads, T, hd] per layer, on the device. */
+class JaxDecoder implements Decoder {
+  readonly #src: DecodeSource;
+  readonly #slots: SlotTable;
+  #keys: Params;
+  #values: Params;
+  #busy: Promise<unknown> = Promise.resolve(); // calls run one at a time: each consumes the caches
+
+  constructor(src: DecodeSource) {
+    this.#src = src;
+    const { context: T, heads: H, d, layers } = src.config;
+    this.#slots = new SlotTable(src.capacity, T);
+    const zeros = () => np.zeros([src.capacity, H, T, d / H], { dtype: np.float32, device: src.device });
+    this.#keys = Array.from({ length: layers }, zeros);
+    this.#values = Array.from({ length: layers }, zeros);
+  }
+
+  get positionsFed(): number {
+    return this.#slots.positionsFed;
+  }
+
+  next(req: DecodeRequest, dist?: Dist): Promise<Float32Array> {
+    const run = this.#busy.then(() => this.#next(req, dist));
+    this.#busy = run.catch(() => undefined);
+    return run;
+  }
+
+  async #next(req: DecodeRequest, dist?: Dist): Promise<Float32Array> {
+    const src = this.#src;
+    if (this.#keys.length === 0) throw new Error("decoder used after dispose()");
+    checkDecodeRequest(src.config, src.capacity, src.classes, req);
+    const { context: T, vocab: V } = src.config;
+    const cap = src.capacity;
+    const plan = this.#slots.plan(req, src.version());
+    const W = windowBucket(plan.width, T);
+    const tokens = new Int32Array(cap * W);
+    const write = new Float32Array(cap * W * T);
+    const keep = new Float32Array(cap * T).fill(1);
+    const bias = new Float32Array(cap * W * T);
+    const last = new Float32Array(cap * W);
+    const cls = new Int32Array(cap);
+    req.slots.forEach((s, r) => {
+      const from = plan.start[r];
+      const to = req.pos[r];
+      for (let t = from; t < to; t++) {
+        const w = t - from;
+        tokens[s * W + w] = req.tokens[r * T + t];
+        write[(s * W + w) * T + t] = 1;
+        keep[s * T + t] = 0;
+        for (let j = t + 1; j < T; j++) bias[(s * W + w) * T + j] = MASK_BIAS;
+      }
+      last[s * W + (to - 1 - from)] = 1;
+      cls[s] = req.cls ? req.cls[r] : 0;
+    });
+    const f32 = (data: Float32Array, shape: number[]) => np.array(data, { dtype: np.float32, device: src.device, shape });
+    const inputs: DecodeInputs = {
+      tokens: np.array(tokens, { dtype: np.int32, device: src.device, shape: [cap, W] }),
+      write: f32(write, [cap, W, T]),
+      keep: f32(keep, [cap, T]),
+      bias: f32(bias, [cap, W, T]),
+      last: f32(last, [cap, W]),
+      cls: np.array(cls, { dtype: np.int32, device: src.device, shape: [cap] }),
+      mul: np.array((dist?.logitScale ?? 1) / (dist?.temperature ?? 1), { dtype: np.float32, device: src.device }),
+    };
+    const [logp, K, Vc] = src.fns.decode(src.params(), this.#keys, this.#values, inputs, src.table());
+    this.#keys = K;
+    this.#values = Vc;
+    const data = (await logp.data()) as Float32Array;
+    const out = new Float32Array(req.slots.length * V);
+    req.slots.forEach((s, r) => out.set(data.subarray(s * V, (s + 1) * V), r * V));
+    return out;
+  }
+
+  dispose(): void {
+    for (const a of [...this.#keys, ...this.#values]) a.dispose();
+    this.#keys = this.#values = [];
+    this.#src.forget();
   }
 }

@@ -20,6 +20,7 @@ import {
   checkPositions,
   maskTable,
 } from "../backend";
+import { checkDecodeRequest, type DecodeRequest, type Decoder, SlotTable } from "../decode";
 
 /** What the objective reports; trainStep adds the gradient norm. */
 export type ObjectiveStats = Omit<StepStats, "gradNorm">;
@@ -494,6 +495,108 @@ export function referenceGradients(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Incremental decoding (decode.ts): float64 key/value caches, one position at a time
+
+interface DecodeSource {
+  config: ModelConfig;
+  capacity: number;
+  classes: number;
+  table: Float32Array;
+  params(): Float64Array[];
+  version(): number; // bumped whenever the weights change
+}
+
+class ReferenceDecoder implements Decoder {
+  readonly #src: DecodeSource;
+  readonly #slots: SlotTable;
+  #keys: Float64Array[]; // per layer [capacity, T, d]
+  #values: Float64Array[];
+
+  constructor(src: DecodeSource) {
+    this.#src = src;
+    const { context: T, d, layers } = src.config;
+    this.#slots = new SlotTable(src.capacity, T);
+    this.#keys = Array.from({ length: layers }, () => new Float64Array(src.capacity * T * d));
+    this.#values = Array.from({ length: layers }, () => new Float64Array(src.capacity * T * d));
+  }
+
+  get positionsFed(): number {
+    return this.#slots.positionsFed;
+  }
+
+  async next(req: DecodeRequest, dist?: Dist): Promise<Float32Array> {
+    const src = this.#src;
+    if (this.#keys.length !== src.config.layers) throw new Error("decoder used after dispose()");
+    checkDecodeRequest(src.config, src.capacity, src.classes, req);
+    const { context: T, vocab: V } = src.config;
+    const scale = distScale(dist);
+    const W = unpack(src.config, src.params());
+    const plan = this.#slots.plan(req, src.version());
+    const out = new Float32Array(req.slots.length * V);
+    const logp = new Float64Array(V);
+    req.slots.forEach((slot, r) => {
+      const logits = this.#feed(W, slot, req.tokens.subarray(r * T, (r + 1) * T), plan.start[r], req.pos[r]);
+      maskedLogSoftmax(logits, 0, V, scale, src.table, req.cls ? req.cls[r] : 0, logp);
+      out.set(logp, r * V);
+    });
+    return out;
+  }
+
+  /** Runs positions [from, to) of one slot through the model, caching their keys and values; logits [V] at to − 1. */
+  #feed(W: Weights, slot: number, tokens: Int32Array, from: number, to: number): Float64Array {
+    const { context: T, vocab: V, d, heads } = this.#src.config;
+    const m = this.#src.config.mlpRatio * d;
+    const hd = d / heads;
+    const n = to - from;
+    const x = new Float64Array(n * d);
+    for (let i = 0; i < n; i++) {
+      const t = from + i;
+      for (let c = 0; c < d; c++) x[i * d + c] = W.tokEmb[tokens[t] * d + c] + W.posEmb[t * d + c];
+    }
+    W.blocks.forEach((B, l) => {
+      const qkv = linear(layerNorm(x, n, d, B.ln1g, B.ln1b).out, n, d, B.wqkv, B.bqkv, 3 * d);
+      const K = this.#keys[l];
+      const Vc = this.#values[l];
+      const base = slot * T * d;
+      for (let i = 0; i < n; i++) {
+        K.set(qkv.subarray(i * 3 * d + d, i * 3 * d + 2 * d), base + (from + i) * d);
+        Vc.set(qkv.subarray(i * 3 * d + 2 * d, (i + 1) * 3 * d), base + (from + i) * d);
+      }
+      const att = new Float64Array(n * d);
+      const scores = new Float64Array(T);
+      for (let i = 0; i < n; i++) {
+        const t = from + i; // this query sees keys 0 … t
+        for (let h = 0; h < heads; h++) {
+          let max = -Infinity;
+          for (let j = 0; j <= t; j++) {
+            let s = 0;
+            for (let c = 0; c < hd; c++) s += qkv[i * 3 * d + h * hd + c] * K[base + j * d + h * hd + c];
+            scores[j] = s / Math.sqrt(hd);
+            max = Math.max(max, scores[j]);
+          }
+          let sum = 0;
+          for (let j = 0; j <= t; j++) sum += (scores[j] = Math.exp(scores[j] - max));
+          for (let j = 0; j <= t; j++) {
+            for (let c = 0; c < hd; c++) att[i * d + h * hd + c] += (scores[j] / sum) * Vc[base + j * d + h * hd + c];
+          }
+        }
+      }
+      const proj = linear(att, n, d, B.wo, B.bo, d);
+      for (let i = 0; i < x.length; i++) x[i] += proj[i];
+      const hidden = linear(layerNorm(x, n, d, B.ln2g, B.ln2b).out, n, d, B.w1, B.b1, m).map(gelu);
+      const mlp = linear(hidden, n, m, B.w2, B.b2, d);
+      for (let i = 0; i < x.length; i++) x[i] += mlp[i];
+    });
+    const last = layerNorm(x.subarray((n - 1) * d), 1, d, W.lnfG, W.lnfB).out;
+    return linear(last, 1, d, W.headW, W.headB, V);
+  }
+
+  dispose(): void {
+    this.#keys = this.#values = [];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The backend
 
 class ReferenceModel implements EngineModel {
@@ -506,6 +609,7 @@ class ReferenceModel implements EngineModel {
   #m: Float64Array[] = []; // Adam first moments
   #v: Float64Array[] = []; // Adam second moments
   #step = 0;
+  #version = 0; // bumped when the weights change, so decoders drop their caches
   #disposed = false;
 
   constructor(ck: Checkpoint, opts: ModelOptions) {
@@ -533,6 +637,21 @@ class ReferenceModel implements EngineModel {
       out.set(logp, b * V);
     }
     return out;
+  }
+
+  decoder(): Decoder {
+    this.#live();
+    return new ReferenceDecoder({
+      config: this.config,
+      capacity: this.capacity,
+      classes: this.#classes,
+      table: this.#table,
+      params: () => {
+        this.#live();
+        return this.#params;
+      },
+      version: () => this.#version,
+    });
   }
 
   /** Calls `visit(i, logp)` with the distribution of token i = b·T + t for every t ≥ 1 of every row. */
@@ -588,6 +707,7 @@ class ReferenceModel implements EngineModel {
 
     // AdamW (Loshchilov & Hutter 2019): decay decoupled from the moments, matrices only
     this.#step += 1;
+    this.#version += 1;
     const { bc1, bc2 } = adamBias(hyper, this.#step);
     paramSpecs(this.config).forEach((spec, k) => {
       const p = this.#params[k], g = grads[k], m = this.#m[k], v = this.#v[k];
@@ -616,6 +736,7 @@ class ReferenceModel implements EngineModel {
   load(ck: Checkpoint): void {
     this.#live();
     validateCheckpoint(ck);
+    this.#version += 1;
     for (const key of Object.keys(this.config) as (keyof ModelConfig)[]) {
       if (ck.config[key] !== this.config[key]) throw new Error(`checkpoint config.${key} is ${ck.config[key]}, this model has ${this.config[key]}`);
     }
