@@ -84,6 +84,14 @@ class DialogueSlots {
 
 const slotsByModel = new WeakMap<EngineModel, DialogueSlots>();
 
+export type DecodingMode = "incremental" | "full";
+let decoding: DecodingMode = "incremental";
+
+/** `full` runs the whole padded sequence for every call, as before incremental decoding (benchmarks compare the two). */
+export function setDecoding(mode: DecodingMode): void {
+  decoding = mode;
+}
+
 /** Log-probs [rows, V] of each dialogue's next act under a model, in chunks of its capacity (incremental decoding). */
 export async function nextActLogprobs(
   bench: Benchmark,
@@ -97,14 +105,15 @@ export async function nextActLogprobs(
   const out = new Float32Array(dialogues.length * V);
   const off = offset(bench, role);
   let slots = slotsByModel.get(model);
-  if (!slots) slotsByModel.set(model, (slots = new DialogueSlots(model)));
+  if (!slots && decoding === "incremental") slotsByModel.set(model, (slots = new DialogueSlots(model)));
   for (let start = 0; start < dialogues.length; start += model.capacity) {
     const chunk = dialogues.slice(start, start + model.capacity);
     const { tokens } = encode(bench, chunk, role);
     const pos = Int32Array.from(chunk, (d) => off + d.acts.length);
     const cls = Int32Array.from(chunk, (d) => (bench.turn(d) === "agent" ? bench.agentClass(d) : bench.userClass(d)));
     for (const p of pos) if (p >= T) throw new Error(`dialogue too long for context ${T}`);
-    out.set(await slots.decoder.next({ slots: slots.assign(chunk), tokens, pos, cls }, dist), start * V);
+    if (decoding === "full") out.set(await model.nextLogprobs(tokens, chunk.length, pos, cls, dist), start * V);
+    else out.set(await slots!.decoder.next({ slots: slots!.assign(chunk), tokens, pos, cls }, dist), start * V);
   }
   return out;
 }

@@ -47,7 +47,15 @@ export interface RunReport {
   simulators: DiagnosticsReport[];
   // diagnosticsMs: wall time from submitting the diagnostics until they finish — they share the
   // workers with training, so it includes waiting for a free worker, not only their own compute
-  timing: { totalMs: number; pretrainMs: number; trainMs: number; diagnosticsMs: number };
+  timing: { totalMs: number; pretrainMs: number; trainMs: number; diagnosticsMs: number; units?: UnitTiming[] };
+}
+
+/** Wall time of one condition × seed unit's RL steps and evaluation (absent in older reports). */
+export interface UnitTiming {
+  condition: ConditionId;
+  seed: number;
+  rlMs: number;
+  evalMs: number;
 }
 
 export interface WorldDescription {
@@ -133,15 +141,20 @@ export async function runExperiment(
   let trained = 0;
   let diagnosed = 0;
   let diagMs = 0;
+  const unitTimings: UnitTiming[] = [];
   const [metrics, diagnostics] = await Promise.all([
     Promise.all(
       units.map(async ({ condition, seed }) => {
-        const m = await cached(cache, `unit:${condition}:${seed}`, () =>
+        let m = await cached(cache, `unit:${condition}:${seed}`, () =>
           executor.run({ kind: "unit", config, pretrained: pretrained.get(seed)!, condition }, (unit) =>
             opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit }),
           ),
         );
         trained++;
+        // timings vary run to run; the report keeps them apart from the metrics, which do not
+        const { timing, ...metricsOnly } = m;
+        if (timing) unitTimings.push({ condition, seed, ...timing });
+        m = metricsOnly;
         const last = m.curve[m.curve.length - 1];
         opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit: { condition, seed, step: last?.step ?? 0, steps: last?.step ?? 0, point: last } });
         return { condition, m };
@@ -189,6 +202,6 @@ export async function runExperiment(
     conditions,
     comparisons: comparisons(conditions),
     simulators: diagnostics,
-    timing: { totalMs: total, pretrainMs: tPretrain - t0, trainMs: performance.now() - tPretrain, diagnosticsMs: diagMs },
+    timing: { totalMs: total, pretrainMs: tPretrain - t0, trainMs: performance.now() - tPretrain, diagnosticsMs: diagMs, units: unitTimings },
   };
 }

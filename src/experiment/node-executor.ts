@@ -2,6 +2,7 @@
 // CLI to spread an experiment over the machine's cores. Tasks and results are structured-cloned.
 import { Worker } from "node:worker_threads";
 import type { BackendName } from "../engine/backend";
+import type { DecodingMode } from "./encode";
 import type { UnitProgress } from "./runner";
 import type { Executor, Task, TaskResult } from "./tasks";
 
@@ -22,9 +23,10 @@ export class NodeWorkerExecutor implements Executor {
   constructor(
     readonly parallelism: number,
     backend: BackendName,
+    opts: { decoding?: DecodingMode } = {}, // `full`: no incremental decoding (for benchmarks)
   ) {
     for (let i = 0; i < parallelism; i++) {
-      const w = new Worker(new URL("./node-worker.mjs", import.meta.url), { workerData: { backend } });
+      const w = new Worker(new URL("./node-worker.mjs", import.meta.url), { workerData: { backend, decoding: opts.decoding } });
       w.on("message", (msg: { type: "progress"; progress: UnitProgress } | { type: "done"; result: unknown } | { type: "error"; message: string }) => {
         const p = this.#running.get(w);
         if (!p) return;

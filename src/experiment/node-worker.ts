@@ -2,10 +2,13 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { createBackend } from "../engine/backends";
 import type { BackendName } from "../engine/backend";
+import { type DecodingMode, setDecoding } from "./encode";
 import { executeTask, type Task } from "./tasks";
 
 const port = parentPort!;
-const ready = createBackend((workerData as { backend: BackendName }).backend);
+const data = workerData as { backend: BackendName; decoding?: DecodingMode };
+if (data.decoding) setDecoding(data.decoding);
+const ready = createBackend(data.backend);
 
 port.on("message", async (task: Task) => {
   try {

@@ -45,6 +45,8 @@ export interface SeedMetrics {
    * can steer into states the corpus rarely shows and game the reference's errors there).
    */
   referenceKLOnPolicy?: number;
+  /** Wall time of this unit's RL steps and of its evaluation (curve points and the final one), ms; absent in older reports. */
+  timing?: { rlMs: number; evalMs: number };
 }
 
 export interface DialogueSample {
@@ -152,7 +154,9 @@ export async function runUnit(
   };
 
   const curve: CurvePoint[] = [];
+  const timing = { rlMs: 0, evalMs: 0 };
   const curvePoint = async (step: number, reward: number) => {
+    const t0 = performance.now();
     const r = evalRng.fork(10_000 + step);
     const human = await evaluate(bench, policy, humans, config.eval.curveEpisodes, r, T, cap);
     const point: CurvePoint = {
@@ -164,6 +168,7 @@ export async function runUnit(
       reward,
     };
     curve.push(point);
+    timing.evalMs += performance.now() - t0;
     return point;
   };
 
@@ -184,6 +189,7 @@ export async function runUnit(
     for (let step = 1; step <= steps && opponents; step++) {
       await gate?.();
       signal?.throwIfAborted();
+      const t0 = performance.now();
       const sim = opponents.simulatorFor(step, rng);
       const personas = groupedPersonas(sim, config.rl.prompts, config.rl.groupSize, rng);
       const played = await play(bench, policy, sim, personas, rng, T);
@@ -194,12 +200,14 @@ export async function runUnit(
         const p = await play(bench, policy, own, groupedPersonas(own, config.rl.prompts, config.rl.groupSize, rng), rng, T);
         return { played: p, rewards: Float64Array.from(p.dialogues, (d) => bench.reward(d)) };
       });
+      timing.rlMs += performance.now() - t0;
       const point = step % config.rl.evalEvery === 0 || step === steps ? await curvePoint(step, s.rewardMean) : undefined;
       onProgress?.({ condition, seed, step, steps, point });
       await new Promise<void>((resolve) => setTimeout(resolve, 0)); // let messages (cancel, pause) in
     }
 
     // final evaluation, with the same draws for every condition
+    const tEval = performance.now();
     const finalRng = evalRng.fork(1);
     const human = await evaluate(bench, policy, humans, config.eval.episodes, finalRng, T, cap);
     const heldoutByMember: Record<string, number> = {};
@@ -213,6 +221,7 @@ export async function runUnit(
     const histogram: Record<string, number> = {};
     const allActs = agentSeqs.flat();
     for (const a of allActs) histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;
+    timing.evalMs += performance.now() - tEval;
     return {
       seed,
       trainSuccess,
@@ -226,6 +235,7 @@ export async function runUnit(
       curve,
       samples: [...sample("humans", human.played), ...sample("train", trainPlay.played)],
       referenceKLOnPolicy,
+      timing,
     };
   } finally {
     opponents?.dispose();
