@@ -33,14 +33,27 @@ export function modelConfig(bench: Benchmark, size: ExperimentConfig["policy"]["
   return { vocab: bench.acts.length, context: bench.context, prefixLen: role === "simulator" ? bench.cardLen : 0, ...size };
 }
 
-/** Every model of a role shares one capacity, so jitted functions compile once per role. */
-export function modelOptions(bench: Benchmark, c: ExperimentConfig): ModelOptions {
-  const allowed = bench.maskClasses.map((m) => {
+/** The allowed tokens of each mask class, as 0/1 rows over the vocabulary. */
+function allowedMasks(bench: Benchmark): number[][] {
+  return bench.maskClasses.map((m) => {
     const row = new Array<number>(bench.acts.length).fill(0);
     for (const a of m.allowed) row[a] = 1;
     return row;
   });
-  return { capacity: Math.max(c.rl.prompts * c.rl.groupSize, c.simulator.pretrain.batch, c.policy.pretrain.batch), masks: allowed };
+}
+
+/** Every model of a role shares one capacity, so jitted functions compile once per role. */
+export function modelOptions(bench: Benchmark, c: ExperimentConfig): ModelOptions {
+  return { capacity: Math.max(c.rl.prompts * c.rl.groupSize, c.simulator.pretrain.batch, c.policy.pretrain.batch), masks: allowedMasks(bench) };
+}
+
+/**
+ * A pretraining model holds exactly one batch of its role, so a pretraining job depends only on
+ * what it reads (not on the RL settings) and its result can be stored (store.ts). Checkpoints
+ * carry no capacity: the result loads into a model of any capacity.
+ */
+export function pretrainOptions(bench: Benchmark, cfg: ExperimentConfig["policy"]): ModelOptions {
+  return { capacity: cfg.pretrain.batch, masks: allowedMasks(bench) };
 }
 
 export function buildCorpus(bench: ReturnType<typeof createPersuasion>, n: number, rng: Rng, persuaderStyle = 0): Dialogue[] {
@@ -48,6 +61,9 @@ export function buildCorpus(bench: ReturnType<typeof createPersuasion>, n: numbe
 }
 
 export interface PretrainResult {
+  // The base policy keeps its Adam moments: RL continues from them (runner.ts creates the policy
+  // from this checkpoint). Simulators are only ever loaded frozen or re-initialised (bakeGamma),
+  // so theirs are dropped, which keeps stored files small.
   checkpoint: Checkpoint;
   nll: number[]; // loss every 10% of the steps
 }
@@ -58,24 +74,25 @@ export async function pretrain(
   dialogues: Dialogue[],
   role: Role,
   cfg: ExperimentConfig["policy"],
-  opts: ModelOptions,
   seed: number,
 ): Promise<PretrainResult> {
   const rng = Rng.seed(seed);
+  const opts = pretrainOptions(bench, cfg);
   const model = backend.createModel(initCheckpoint(modelConfig(bench, cfg.model, role), rng.int(2 ** 31)), opts);
   const hyper = { ...DEFAULT_OPTIM, ...DEFAULT_POLICY, lr: cfg.pretrain.lr, klCoef: 0 };
   const nll: number[] = [];
   const every = Math.max(1, Math.floor(cfg.pretrain.steps / 10));
   try {
     for (let step = 1; step <= cfg.pretrain.steps; step++) {
-      const batch = Array.from({ length: Math.min(cfg.pretrain.batch, opts.capacity) }, () => dialogues[rng.int(dialogues.length)]);
+      const batch = Array.from({ length: cfg.pretrain.batch }, () => dialogues[rng.int(dialogues.length)]);
       // cosine decay to 10% keeps the final estimate close to the corpus' predictive
       const lr = cfg.pretrain.lr * (0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - 1)) / cfg.pretrain.steps)));
       const s = await model.trainStep(encode(bench, batch, role), { ...hyper, lr });
       if (!Number.isFinite(s.gradNorm)) throw new Error(`pretraining the ${role} diverged at step ${step} (gradient norm ${s.gradNorm}); lower the learning rate`);
       if (step % every === 0 || step === cfg.pretrain.steps) nll.push(s.nll);
     }
-    return { checkpoint: await model.checkpoint(), nll };
+    const { optimizer, ...weights } = await model.checkpoint();
+    return { checkpoint: role === "policy" ? { ...weights, optimizer } : weights, nll };
   } finally {
     model.dispose();
   }
@@ -100,6 +117,11 @@ export type PretrainJob =
   | { kind: "policy"; seed: number }
   | { kind: "ensemble"; seed: number; member: number } // member ≥ 1
   | { kind: "panel"; seed: number; member: number };
+
+/** The role a job's model learns: the base policy, or a simulator (reference, ensemble, panel). */
+export function jobRole(job: PretrainJob): Role {
+  return job.kind === "policy" ? "policy" : "simulator";
+}
 
 export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
   const jobs: PretrainJob[] = [{ kind: "reference", seed }, { kind: "policy", seed }];
@@ -136,30 +158,29 @@ export function describeJob(c: ExperimentConfig, job: PretrainJob): string {
   }
 }
 
-/** Pretrains one model. Deterministic given config and job. */
+/** Pretrains one model. Deterministic given the inputs store.ts keys it by (jobInputs). */
 export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig, job: PretrainJob): Promise<PretrainResult> {
   const bench = benchmarkFor(c);
-  const opts = modelOptions(bench, c);
   const root = Rng.seed(job.seed).fork(1);
   switch (job.kind) {
     case "reference":
     case "policy": {
       const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(0), c.corpus.persuaderStyle);
       return job.kind === "reference"
-        ? pretrain(backend, bench, corpus, "simulator", c.simulator, opts, root.fork(1).int(2 ** 31))
-        : pretrain(backend, bench, corpus, "policy", c.policy, opts, root.fork(2).int(2 ** 31));
+        ? pretrain(backend, bench, corpus, "simulator", c.simulator, root.fork(1).int(2 ** 31))
+        : pretrain(backend, bench, corpus, "policy", c.policy, root.fork(2).int(2 ** 31));
     }
     case "ensemble": {
       // another sample of the same population and another seed: same family, another checkpoint
       const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(10 + job.member), c.corpus.persuaderStyle);
-      return pretrain(backend, bench, corpus, "simulator", c.simulator, opts, root.fork(20 + job.member).int(2 ** 31));
+      return pretrain(backend, bench, corpus, "simulator", c.simulator, root.fork(20 + job.member).int(2 ** 31));
     }
     case "panel": {
       const m = networkMember(c, job.member);
       const rng = Rng.seed(job.seed).fork(1000 + m.seedOffset);
       const world = benchmarkFor(c, m.prior); // a differently skewed population
       const corpus = buildCorpus(world, Math.max(64, Math.round(c.corpus.dialogues * m.corpusScale)), rng.fork(0), c.corpus.persuaderStyle);
-      return pretrain(backend, bench, corpus, "simulator", c.simulator, opts, rng.fork(1).int(2 ** 31));
+      return pretrain(backend, bench, corpus, "simulator", c.simulator, rng.fork(1).int(2 ** 31));
     }
   }
 }
