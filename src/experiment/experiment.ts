@@ -11,6 +11,7 @@ import type { DiagnosticsReport } from "./diagnostics";
 import { checkLmPanel } from "./lm-panel";
 import { assemblePretrained, benchmarkFor, describeJob, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
 import type { SeedMetrics, UnitProgress } from "./runner";
+import { jobKey, lookUp, type PretrainStore } from "./store";
 import type { Executor } from "./tasks";
 import { ceilings, type Ceilings } from "../benchmarks/persuasion/ceilings";
 import { behaviourDialogue, calibrate, donation } from "../benchmarks/persuasion/world";
@@ -41,7 +42,8 @@ export interface RunReport {
   env: { backend: string; parallel: number; versions: Record<string, string> };
   world: WorldDescription;
   calibration: { rows: CalibrationRow[]; donationHistogram: { amounts: number[]; real: number[]; fitted: number[] } };
-  pretraining: { seed: number; referenceNll: number[]; policyNll: number[] }[];
+  pretraining: PretrainingReport[];
+  store?: StoreReport; // absent from reports recorded before the store existed
   conditions: ConditionReport[];
   comparisons: Comparison[];
   simulators: DiagnosticsReport[];
@@ -58,6 +60,29 @@ export interface UnitTiming {
   evalMs: number;
 }
 
+/** One seed's pretraining. Panel models are pretrained once, from seedBase: they are listed under that seed. */
+export interface PretrainingReport {
+  seed: number;
+  referenceNll: number[];
+  policyNll: number[];
+  models?: PretrainedModelSource[]; // absent from reports recorded before the store existed
+}
+
+export interface PretrainedModelSource {
+  model: string; // describeJob: "reference simulator", "panel simulator family-a", …
+  key: string; // its store key (store.ts)
+  source: "store" | "trained";
+  problem?: string; // why a stored file for it was not used
+}
+
+/** The store of pretrained models a run consulted (location null: none, e.g. `--no-store`). */
+export interface StoreReport {
+  location: string | null;
+  loaded: number; // models loaded from the store
+  trained: number; // models pretrained live
+  messages: string[]; // store problems: no store, or a stored file that could not be used
+}
+
 export interface WorldDescription {
   benchmark: string;
   vocabulary: number;
@@ -68,7 +93,7 @@ export interface WorldDescription {
 }
 
 export type ExperimentProgress =
-  | { phase: "pretrain"; done: number; total: number; detail: string }
+  | { phase: "pretrain"; done: number; total: number; detail: string; source: "store" | "trained" }
   | { phase: "train"; done: number; total: number; unit: UnitProgress }
   | { phase: "diagnose"; done: number; total: number; detail: string };
 
@@ -118,21 +143,45 @@ async function cached<T>(cache: TaskCache | undefined, key: string, compute: () 
 export async function runExperiment(
   config: ExperimentConfig,
   executor: Executor,
-  opts: { backend: string; preset?: string; onProgress?: (p: ExperimentProgress) => void; cache?: TaskCache },
+  opts: {
+    backend: string;
+    preset?: string;
+    onProgress?: (p: ExperimentProgress) => void;
+    cache?: TaskCache;
+    store?: PretrainStore; // consulted before a pretraining job goes to the executor
+    onNote?: (message: string) => void; // store problems as they happen, and where the models came from
+  },
 ): Promise<RunReport> {
   const t0 = performance.now();
   await checkLmPanel(config); // a missing LM folder fails now, not after pretraining
-  const cache = opts.cache;
+  const { cache, store } = opts;
   const seeds = seedsOf(config);
   const jobs = [...panelJobs(config), ...seeds.flatMap((s) => pretrainJobs(config, s))];
   const results = new Map<PretrainJob, PretrainResult>();
+  const sources = new Map<PretrainJob, PretrainedModelSource>();
+  const messages: string[] = [];
+  const note = (m: string) => {
+    if (messages.includes(m)) return; // "no store" once, not once per job
+    messages.push(m);
+    opts.onNote?.(m);
+  };
   let done = 0;
   await Promise.all(
     jobs.map(async (job) => {
-      results.set(job, await cached(cache, `pretrain:${JSON.stringify(job)}`, () => executor.run({ kind: "pretrain", config, job })));
-      opts.onProgress?.({ phase: "pretrain", done: ++done, total: jobs.length, detail: job.kind === "panel" ? describeJob(config, job) : `seed ${job.seed}: ${describeJob(config, job)}` });
+      const what = job.kind === "panel" ? describeJob(config, job) : `seed ${job.seed}: ${describeJob(config, job)}`;
+      const found = store ? await lookUp(store, config, job, opts.backend) : { source: "trained" as const, key: jobKey(config, job, opts.backend) };
+      if (found.source === "trained" && found.unavailable) note(`${found.unavailable}; every model pretrains live`);
+      if (found.source === "trained" && found.problem) note(`${found.problem} — pretraining ${what} live instead`);
+      const result = found.source === "store" ? found.result : await cached(cache, `pretrain:${JSON.stringify(job)}`, () => executor.run({ kind: "pretrain", config, job }));
+      results.set(job, result);
+      const problem = found.source === "trained" ? found.problem : undefined;
+      sources.set(job, { model: describeJob(config, job), key: found.key, source: found.source, ...(problem ? { problem } : {}) });
+      opts.onProgress?.({ phase: "pretrain", done: ++done, total: jobs.length, detail: found.source === "store" ? `${what} (from the store)` : what, source: found.source });
     }),
   );
+  const loaded = [...sources.values()].filter((s) => s.source === "store").length;
+  const storeReport: StoreReport = { location: store?.location ?? null, loaded, trained: jobs.length - loaded, messages };
+  if (store) opts.onNote?.(`pretraining: ${loaded} of ${jobs.length} models from the store (${store.location})${loaded < jobs.length ? `, ${jobs.length - loaded} pretrained live` : ""}`);
   const pretrained = new Map<number, PretrainedSet>(seeds.map((s) => [s, assemblePretrained(config, s, results)]));
   const tPretrain = performance.now();
 
@@ -198,7 +247,13 @@ export async function runExperiment(
       ceilings: ceilings(bench.population),
     },
     calibration: calibration(config),
-    pretraining: seeds.map((s) => ({ seed: s, referenceNll: pretrained.get(s)!.reference.nll, policyNll: pretrained.get(s)!.basePolicy.nll })),
+    pretraining: seeds.map((s) => ({
+      seed: s,
+      referenceNll: pretrained.get(s)!.reference.nll,
+      policyNll: pretrained.get(s)!.basePolicy.nll,
+      models: jobs.filter((j) => j.seed === s).map((j) => sources.get(j)!),
+    })),
+    store: storeReport,
     conditions,
     comparisons: comparisons(conditions),
     simulators: diagnostics,

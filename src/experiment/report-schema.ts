@@ -16,6 +16,14 @@ const seed = z.looseObject({
   policyEntropy: z.number(),
   curve: z.array(point),
 });
+// where each pretrained model came from; reports recorded before the store have neither part
+const pretraining = z.array(
+  z.looseObject({
+    seed: z.number(),
+    models: z.array(z.looseObject({ model: z.string(), key: z.string(), source: z.enum(["store", "trained"]), problem: z.string().optional() })).optional(),
+  }),
+);
+const store = z.looseObject({ location: z.string().nullable(), loaded: z.number(), trained: z.number(), messages: z.array(z.string()) });
 const ReportSchema = z.looseObject({
   schema: z.literal(REPORT_SCHEMA),
   config: z.unknown(),
@@ -30,6 +38,8 @@ const ReportSchema = z.looseObject({
     )
     .min(1),
   simulators: z.array(z.unknown()),
+  pretraining: pretraining.optional(),
+  store: store.optional(),
 });
 
 export class ReportError extends Error {
