@@ -12,6 +12,8 @@ import { PRESETS, presetConfig } from "../experiment/presets";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
 import { InlineExecutor, type Executor } from "../experiment/tasks";
 import { NodeWorkerExecutor } from "../experiment/node-executor";
+import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, storeSize } from "../experiment/node-store";
+import { jobKey } from "../experiment/store";
 import type { Summary } from "../experiment/stats";
 import { vsParseJson } from "../lm/vs-parse";
 
@@ -78,8 +80,9 @@ program
   .addOption(new Option("--backend <name>", "engine backend").choices(["wasm", "cpu"]).default("wasm"))
   .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
   .option("--out <file>", "write the RunReport JSON here")
-  .option("--quiet", "print only the table")
-  .action(async (opts: { preset: string; seeds?: number; seedBase?: number; set: string[]; backend: "wasm" | "cpu"; parallel?: number; out?: string; quiet?: boolean }) => {
+  .option("--no-store", "pretrain every model live instead of loading stored ones (public/pretrained/)")
+  .option("--quiet", "print only the table (and problems with the store)")
+  .action(async (opts: { preset: string; seeds?: number; seedBase?: number; set: string[]; backend: "wasm" | "cpu"; parallel?: number; out?: string; store: boolean; quiet?: boolean }) => {
     let raw: unknown;
     try {
       raw = presetConfig(opts.preset);
@@ -100,13 +103,21 @@ program
     const executor: Executor = parallel > 1 ? new NodeWorkerExecutor(parallel, opts.backend) : new InlineExecutor((await createBackend(opts.backend)).backend);
     const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
     log(`collapse-lab run: ${opts.preset}, ${config.seeds} seed(s) from ${config.seedBase}, conditions ${config.conditions.join(" ")}, backend ${opts.backend}, ${parallel} worker(s)`);
+    if (!opts.store) log("pretraining: every model live (--no-store)");
     const progress = throttle((p: ExperimentProgress) => {
       if (p.phase === "train") log(`train    ${p.done}/${p.total} units done · ${p.unit.condition} seed ${p.unit.seed} step ${p.unit.step}/${p.unit.steps}`);
       else log(`${p.phase.padEnd(8)} ${p.done}/${p.total} · ${p.detail}`);
     }, 1000);
     let report: RunReport;
     try {
-      report = await runExperiment(config, executor, { backend: opts.backend, preset: opts.preset, onProgress: progress });
+      report = await runExperiment(config, executor, {
+        backend: opts.backend,
+        preset: opts.preset,
+        onProgress: progress,
+        store: opts.store ? nodeStore() : undefined,
+        // where the models came from is progress; a store problem is a warning, shown even with --quiet
+        onNote: (m) => (m.startsWith("pretraining:") ? log(m) : process.stderr.write(`collapse-lab: ${m}\n`)),
+      });
     } finally {
       await executor.close();
     }
@@ -116,6 +127,41 @@ program
       writeFileSync(opts.out, JSON.stringify(report, null, 1) + "\n");
       log(`report written to ${opts.out}`);
     }
+  });
+
+program
+  .command("store")
+  .description("pretrain the models of each preset's own seeds on wasm into the store of pretrained models (public/pretrained/); stored ones are checked and kept")
+  .option("--preset <id>", "a preset to store (repeatable; default: every preset)", collect, [] as string[])
+  .option("--dir <folder>", "the store's folder", STORE_DIR)
+  .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
+  .option("--prune", "then remove stored models that no current preset uses")
+  .action(async (opts: { preset: string[]; dir: string; parallel?: number; prune?: boolean }) => {
+    const ids = opts.preset.length ? opts.preset : PRESETS.map((p) => p.id);
+    let requests;
+    try {
+      requests = ids.flatMap(presetRequests);
+    } catch (e) {
+      usageError((e as Error).message);
+    }
+    const log = (s: string) => process.stderr.write(s + "\n");
+    const backend = "wasm"; // the backend the CLI and the app run by default; other backends pretrain live
+    const parallel = opts.parallel ?? Math.min(availableParallelism(), 8);
+    const executor = new NodeWorkerExecutor(parallel, backend);
+    const t0 = performance.now();
+    try {
+      const { stored, kept } = await fillStore(opts.dir, requests, executor, backend, log);
+      log(`${stored} model(s) pretrained and stored, ${kept} kept, ${seconds(performance.now() - t0)}`);
+    } finally {
+      await executor.close();
+    }
+    if (opts.prune) {
+      const keep = new Set(PRESETS.flatMap((p) => presetRequests(p.id)).map((r) => jobKey(r.config, r.job, backend)));
+      const removed = pruneStore(opts.dir, keep, log);
+      log(removed.length ? `pruned ${removed.length}: ${removed.join("; ")}` : "pruned nothing: every stored model is used by a preset");
+    }
+    const size = storeSize(opts.dir);
+    log(`store: ${size.files} files, ${(size.bytes / 1e6).toFixed(2)} MB`);
   });
 
 program
@@ -195,7 +241,9 @@ export function formatReport(r: RunReport): string {
   }
   lines.push("", "calibration against Persuasion for Good (behaviour persuader × population vs the real corpus)");
   lines.push(table([["statistic", "real", "fitted", "tolerance"], ...r.calibration.rows.map((c) => [c.name, c.real.toFixed(3), c.fitted.toFixed(3), `±${c.tolerance}`])]));
-  lines.push("", `wall time ${seconds(r.timing.totalMs)} (pretraining ${seconds(r.timing.pretrainMs)}, training + evaluation ${seconds(r.timing.trainMs)})`);
+  const st = r.store;
+  const from = st ? (st.location ? `: ${st.loaded} of ${st.loaded + st.trained} models from the store` : ": every model live") : "";
+  lines.push("", `wall time ${seconds(r.timing.totalMs)} (pretraining ${seconds(r.timing.pretrainMs)}${from}, training + evaluation ${seconds(r.timing.trainMs)})`);
   return lines.join("\n");
 }
 
