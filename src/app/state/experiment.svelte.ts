@@ -8,6 +8,7 @@ import type { ConditionId } from "../../experiment/config";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../../experiment/experiment";
 import { benchmarkFor, modelConfig, modelOptions } from "../../experiment/pretrain";
 import type { CurvePoint } from "../../experiment/runner";
+import type { PretrainStore } from "../../experiment/store";
 import type { Executor } from "../../experiment/tasks";
 import type { BackendDecision } from "../lib/backend-choice";
 import type { RunStore, StoredRun } from "../lib/run-store";
@@ -28,6 +29,8 @@ export interface ExperimentDeps {
   decideBackend(choice: BackendChoice, model: ModelConfig, rows: number): Promise<BackendDecision>;
   parallelism: number;
   store?: RunStore;
+  /** Pretrained models to load instead of pretraining (public/pretrained/). */
+  pretrained?: PretrainStore;
 }
 
 export interface CurveRow {
@@ -173,6 +176,8 @@ export class ExperimentState {
         backend: this.backend.name,
         preset: this.url.preset,
         cache: this.deps.store?.taskCache(id),
+        store: this.deps.pretrained,
+        onNote: (m) => this.note(m), // how many models came from the store, and any stored file that could not be used
         onProgress: (p) => this.#onProgress(p, stored),
       });
       if (this.#stopped) throw new Error("stopped");
