@@ -6,7 +6,7 @@ import { createBackend, type BackendInfo } from "../src/engine/backends";
 import type { BackendName, EngineBackend } from "../src/engine/backend";
 import { executeTask, type Task } from "../src/experiment/tasks";
 import type { UnitProgress } from "../src/experiment/runner";
-import { microBenchmark, type MicroBenchmark } from "../src/app/lib/micro-benchmark";
+import { microBenchmark, type MicroBenchmark } from "../src/engine/micro-benchmark";
 import type { ModelConfig } from "../src/engine/config";
 
 class ExperimentWorker {

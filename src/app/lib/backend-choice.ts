@@ -3,7 +3,7 @@
 // cached per device and size) and use the faster; otherwise wasm, with the reason shown.
 import { detectWebGPU, type AdapterInfo } from "../../engine/backends";
 import type { ModelConfig } from "../../engine/config";
-import type { MicroBenchmark } from "./micro-benchmark";
+import type { MicroBenchmark } from "../../engine/micro-benchmark";
 import type { BackendChoice } from "./url-state";
 import { spawnExperimentWorker } from "./web-executor";
 

@@ -1,11 +1,12 @@
-// The measurement behind backend `auto`: a few training and sampling steps of a model of the
-// experiment's size on one backend. The app runs it on WebGPU and on wasm in two workers and
-// keeps the faster one (tiny models can be faster on wasm because of dispatch latency; software
-// WebGPU is far slower than either).
-import { DEFAULT_OPTIM, DEFAULT_POLICY, type EngineBackend, type TrainBatch } from "../../engine/backend";
-import { initCheckpoint } from "../../engine/checkpoint";
-import type { ModelConfig } from "../../engine/config";
-import { Rng } from "../../engine/random";
+// A few training and sampling steps of a model of the experiment's size on one backend. The app
+// runs it on WebGPU and on wasm and keeps the faster (backend `auto`; tiny models can be faster on
+// wasm because of dispatch latency; software WebGPU is far slower than either), and scales a
+// recorded run's wall time by it to say how long a live run will take on this device; the CLI
+// records it in every report for that comparison.
+import { DEFAULT_OPTIM, DEFAULT_POLICY, type EngineBackend, type TrainBatch } from "./backend";
+import { initCheckpoint } from "./checkpoint";
+import type { ModelConfig } from "./config";
+import { Rng } from "./random";
 
 export interface MicroBenchmark {
   backend: string;
