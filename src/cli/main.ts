@@ -9,6 +9,8 @@ import { availableParallelism } from "node:os";
 import { writeFileSync } from "node:fs";
 import { applySet, ConfigError, validateConfig } from "../experiment/config";
 import { PRESETS, presetConfig } from "../experiment/presets";
+import { benchmarkFor, modelConfig, modelOptions } from "../experiment/pretrain";
+import { microBenchmark } from "../engine/micro-benchmark";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
 import { InlineExecutor, type Executor } from "../experiment/tasks";
 import { NodeWorkerExecutor } from "../experiment/node-executor";
@@ -108,11 +110,15 @@ program
       if (p.phase === "train") log(`train    ${p.done}/${p.total} units done · ${p.unit.condition} seed ${p.unit.seed} step ${p.unit.step}/${p.unit.steps}`);
       else log(`${p.phase.padEnd(8)} ${p.done}/${p.total} · ${p.detail}`);
     }, 1000);
+    // this machine's speed on the run's simulator model, so the app can scale the wall time to its own
+    const bench = benchmarkFor(config);
+    const speed = await microBenchmark((await createBackend(opts.backend)).backend, modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity);
     let report: RunReport;
     try {
       report = await runExperiment(config, executor, {
         backend: opts.backend,
         preset: opts.preset,
+        microBenchmark: speed,
         onProgress: progress,
         store: opts.store ? nodeStore() : undefined,
         // where the models came from is progress; a store problem is a warning, shown even with --quiet

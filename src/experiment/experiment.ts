@@ -4,6 +4,7 @@
 import { ACTS, AMOUNTS } from "../benchmarks/persuasion/world";
 import { p4gStats } from "../benchmarks/persuasion/p4g-stats";
 import type { CalibrationRow } from "../benchmarks/types";
+import type { MicroBenchmark } from "../engine/micro-benchmark";
 import { Rng } from "../engine/random";
 import { pairedDifference, summarize, type PairedSummary, type Summary } from "./stats";
 import { type ConditionId, type ExperimentConfig, seedsOf } from "./config";
@@ -39,7 +40,10 @@ export interface RunReport {
   schema: typeof REPORT_SCHEMA;
   preset: string | null;
   config: ExperimentConfig;
-  env: { backend: string; parallel: number; versions: Record<string, string> };
+  // microBenchmark: ms per (train + sampling step) of this experiment's simulator model on this
+  // machine, measured before the run; the app scales the wall time by its own measurement of the
+  // same benchmark to say how long a live run will take there (absent in older reports)
+  env: { backend: string; parallel: number; versions: Record<string, string>; microBenchmark?: MicroBenchmark };
   world: WorldDescription;
   calibration: { rows: CalibrationRow[]; donationHistogram: { amounts: number[]; real: number[]; fitted: number[] } };
   pretraining: PretrainingReport[];
@@ -149,6 +153,7 @@ export async function runExperiment(
     onProgress?: (p: ExperimentProgress) => void;
     cache?: TaskCache;
     store?: PretrainStore; // consulted before a pretraining job goes to the executor
+    microBenchmark?: MicroBenchmark; // this machine's speed, kept in the report's env
     onNote?: (message: string) => void; // store problems as they happen, and where the models came from
   },
 ): Promise<RunReport> {
@@ -226,12 +231,15 @@ export async function runExperiment(
     return { id, seeds: seedsOfC, summary };
   });
   const bench = benchmarkFor(config);
+  const tTrained = performance.now();
+  const worldCeilings = ceilings(bench.population);
+  const calibrationRows = calibration(config);
   const total = performance.now() - t0;
   return {
     schema: REPORT_SCHEMA,
     preset: opts.preset ?? null,
     config,
-    env: { backend: opts.backend, parallel: executor.parallelism, versions: { "collapse-lab": VERSION, "@jax-js/jax": "0.1.25" } },
+    env: { backend: opts.backend, parallel: executor.parallelism, versions: { "collapse-lab": VERSION, "@jax-js/jax": "0.1.25" }, microBenchmark: opts.microBenchmark },
     world: {
       benchmark: bench.title,
       vocabulary: ACTS.length,
@@ -244,9 +252,9 @@ export async function runExperiment(
         corpusDialogues: config.corpus.dialogues,
         evalEpisodes: config.eval.episodes,
       },
-      ceilings: ceilings(bench.population),
+      ceilings: worldCeilings,
     },
-    calibration: calibration(config),
+    calibration: calibrationRows,
     pretraining: seeds.map((s) => ({
       seed: s,
       referenceNll: pretrained.get(s)!.reference.nll,
@@ -257,6 +265,6 @@ export async function runExperiment(
     conditions,
     comparisons: comparisons(conditions),
     simulators: diagnostics,
-    timing: { totalMs: total, pretrainMs: tPretrain - t0, trainMs: performance.now() - tPretrain, diagnosticsMs: diagMs, units: unitTimings },
+    timing: { totalMs: total, pretrainMs: tPretrain - t0, trainMs: tTrained - tPretrain, diagnosticsMs: diagMs, units: unitTimings },
   };
 }
