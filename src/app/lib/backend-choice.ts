@@ -70,3 +70,23 @@ export async function decideBackend(requested: BackendChoice, config: ModelConfi
     reason: `${gpu ? "WebGPU" : "wasm"} measured ${ratio.toFixed(1)}× faster than ${gpu ? "wasm" : what} for this model size${measured.cached ? " (measured earlier on this device)" : ""}`,
   };
 }
+
+const SPEED_PREFIX = "collapse-lab:speed:v1:";
+
+/** ms per micro-benchmark step on wasm for this model size, measured once per device in a worker and kept in storage. */
+export async function measureSpeed(config: ModelConfig, rows: number, storage: Storage | undefined = globalThis.localStorage): Promise<number> {
+  const key = `${SPEED_PREFIX}${JSON.stringify(config)}/${rows}`;
+  try {
+    const hit = Number(storage?.getItem(key));
+    if (hit > 0) return hit;
+  } catch {
+    // unreadable storage: measure again
+  }
+  const { msPerStep } = await measure("wasm", config, rows);
+  try {
+    storage?.setItem(key, String(msPerStep));
+  } catch {
+    // storage full or refused: the measurement still counts for this page
+  }
+  return msPerStep;
+}

@@ -27,6 +27,8 @@ export interface ControlledExecutor extends Executor {
 export interface ExperimentDeps {
   createExecutor(parallelism: number, backend: BackendName): ControlledExecutor;
   decideBackend(choice: BackendChoice, model: ModelConfig, rows: number): Promise<BackendDecision>;
+  /** ms per micro-benchmark step on this device (src/engine/micro-benchmark.ts), for run-time estimates. */
+  measureSpeed?(model: ModelConfig, rows: number): Promise<number>;
   parallelism: number;
   store?: RunStore;
   /** Pretrained models to load instead of pretraining (public/pretrained/). */
@@ -56,6 +58,8 @@ export class ExperimentState {
   runId = $state<string | null>(null);
   /** Things that happened during the run that the user should know (worker restarts, fallbacks). */
   notes = $state<string[]>([]);
+  /** This device's micro-benchmark on the current experiment's simulator model (ms per step); null until measured. */
+  speed = $state<number | null>(null);
   startedAt = $state<number | null>(null);
   finishedAt = $state<number | null>(null);
 
@@ -112,6 +116,18 @@ export class ExperimentState {
     let node: unknown = this.resolved.config;
     for (const k of path.split(".")) node = (node as Record<string, unknown> | null)?.[k];
     return node;
+  }
+
+  /** Measures this device's speed for run-time estimates (once; skipped while a run is busy). */
+  async measureSpeed(): Promise<void> {
+    const config = this.resolved.config;
+    if (!config || !this.deps.measureSpeed || this.busy || this.speed !== null) return;
+    const bench = benchmarkFor(config);
+    try {
+      this.speed = await this.deps.measureSpeed(modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity);
+    } catch {
+      // no estimate, nothing else lost
+    }
   }
 
   showReport(report: RunReport, source: "recorded" | "stored" | "imported", runId: string | null = null): void {
