@@ -20,6 +20,9 @@ import { behaviourDialogue, calibrate, donation } from "../benchmarks/persuasion
 export const REPORT_SCHEMA = "collapse-lab/run-report@1";
 export const VERSION = "0.1.0";
 
+/** Rough relative cost of a condition × seed unit (RL steps of `single` = 1), for scheduling. */
+const UNIT_COST: Record<ConditionId, number> = { base: 0.1, single: 1, ensemble: 1, vs: 1.15, cotrain: 2, population: 2.2 };
+
 export const SUMMARY_METRICS = ["trainSuccess", "heldoutSuccess", "humanSuccess", "policyEntropy", "humanReward", "distinct2"] as const;
 export type SummaryMetric = (typeof SUMMARY_METRICS)[number];
 
@@ -196,9 +199,20 @@ export async function runExperiment(
   let diagnosed = 0;
   let diagMs = 0;
   const unitTimings: UnitTiming[] = [];
-  const [metrics, diagnostics] = await Promise.all([
+  // Longest first, so that two workers do not end waiting on one population unit: the diagnostics
+  // (about a unit's work), then units by their cost (co-training plays and trains a simulator too).
+  const [diagnostics, metrics] = await Promise.all([
     Promise.all(
-      units.map(async ({ condition, seed }) => {
+      diagSeeds.map(async (seed) => {
+        const t = performance.now();
+        const d = await cached(cache, `diagnose:${seed}`, () => executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! }));
+        diagMs += performance.now() - t;
+        opts.onProgress?.({ phase: "diagnose", done: ++diagnosed, total: diagSeeds.length, detail: `seed ${seed}` });
+        return d;
+      }),
+    ),
+    Promise.all(
+      [...units].sort((a, b) => UNIT_COST[b.condition] - UNIT_COST[a.condition]).map(async ({ condition, seed }) => {
         let m = await cached(cache, `unit:${condition}:${seed}`, () =>
           executor.run({ kind: "unit", config, pretrained: pretrained.get(seed)!, condition }, (unit) =>
             opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit }),
@@ -212,15 +226,6 @@ export async function runExperiment(
         const last = m.curve[m.curve.length - 1];
         opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit: { condition, seed, step: last?.step ?? 0, steps: last?.step ?? 0, point: last } });
         return { condition, m };
-      }),
-    ),
-    Promise.all(
-      diagSeeds.map(async (seed) => {
-        const t = performance.now();
-        const d = await cached(cache, `diagnose:${seed}`, () => executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! }));
-        diagMs += performance.now() - t;
-        opts.onProgress?.({ phase: "diagnose", done: ++diagnosed, total: diagSeeds.length, detail: `seed ${seed}` });
-        return d;
       }),
     ),
   ]);
