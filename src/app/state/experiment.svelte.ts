@@ -4,13 +4,14 @@
 import type { BackendName } from "../../engine/backend";
 import type { BackendInfo } from "../../engine/backends";
 import type { ModelConfig } from "../../engine/config";
-import type { ConditionId } from "../../experiment/config";
+import { type ConditionId, type ExperimentConfig, validateConfig } from "../../experiment/config";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../../experiment/experiment";
 import { benchmarkFor, modelConfig, modelOptions } from "../../experiment/pretrain";
 import type { CurvePoint } from "../../experiment/runner";
 import type { PretrainStore } from "../../experiment/store";
 import type { Executor } from "../../experiment/tasks";
 import type { BackendDecision } from "../lib/backend-choice";
+import { configDifferences } from "../lib/config-diff";
 import type { RunStore, StoredRun } from "../lib/run-store";
 import { configWith, DEFAULT_STATE, formatUrlState, withSet, type BackendChoice, type UrlState } from "../lib/url-state";
 
@@ -89,6 +90,22 @@ export class ExperimentState {
     return rows.filter((r) => r.value !== null && Number.isFinite(r.value));
   });
 
+  /**
+   * Where the shown report's settings differ from the URL's (empty when they agree): the figure
+   * then says it was made with other settings. Nothing during a run, whose report is not shown yet.
+   */
+  readonly mismatch = $derived.by(() => {
+    const config = this.resolved.config;
+    if (!this.report || !config || this.source === null) return [];
+    let shown: ExperimentConfig;
+    try {
+      shown = validateConfig(this.report.config); // fills defaults older reports lack
+    } catch {
+      return [{ path: "(config)", shown: "unreadable", wanted: "this one" }];
+    }
+    return configDifferences(shown, config);
+  });
+
   readonly busy = $derived(this.status === "starting" || this.status === "running" || this.status === "paused");
 
   #executor: ControlledExecutor | null = null;
@@ -128,6 +145,16 @@ export class ExperimentState {
     } catch {
       // no estimate, nothing else lost
     }
+  }
+
+  /** Forgets the shown report (another preset was chosen); nothing during a run. */
+  clearShown(): void {
+    if (this.busy) return;
+    this.report = null;
+    this.source = null;
+    this.runId = null;
+    this.curves = {};
+    this.speed = null; // another preset may have another model size
   }
 
   showReport(report: RunReport, source: "recorded" | "stored" | "imported", runId: string | null = null): void {
