@@ -17,6 +17,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/browser/**", "test/app/**"],
           testTimeout: 120_000,
+          hookTimeout: 120_000, // beforeAll hooks start engines and pretrain models: slow on a busy machine
           execArgv: ["--expose-gc"], // the memory test measures after a full GC
         },
       },
@@ -39,6 +40,7 @@ export default defineConfig({
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
           testTimeout: 240_000,
+          hookTimeout: 240_000,
           browser: {
             enabled: true,
             headless: true,
