@@ -1,0 +1,81 @@
+// The store of pretrained models through the real command: `run` loads from public/pretrained/
+// by default and says so, `--no-store` pretrains live with the same numbers, and `store` keeps
+// intact files and pretrains a broken one again, naming it.
+import { spawn } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { RunReport } from "../../src/experiment/experiment";
+import { presetConfig } from "../../src/experiment/presets";
+import { jobKey, type StoreIndex } from "../../src/experiment/store";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const tmp = mkdtempSync(join(tmpdir(), "collapse-lab-store-cli-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function cli(args: string[], timeoutMs = 180_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ["bin/collapse-lab.mjs", ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b) => (stdout += b));
+    child.stderr.on("data", (b) => (stderr += b));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`collapse-lab ${args.join(" ")} did not finish in ${timeoutMs} ms\n${stderr}`));
+    }, timeoutMs);
+    child.on("error", fail);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+// the smoke preset's `base` condition alone: seven models to pretrain, little else
+const SMALL = ["run", "--preset", "persuasion-smoke", "--set", 'conditions=["base"]', "--set", "eval.diagnosticSeeds=0", "--parallel", "1"];
+
+describe("collapse-lab run and the store", () => {
+  it("loads every model from the store by default; --no-store pretrains them live, to the same numbers", { timeout: 300_000 }, async () => {
+    const stored = await cli([...SMALL, "--out", join(tmp, "stored.json")]);
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(stored.stderr).toContain("pretraining: 7 of 7 models from the store (public/pretrained)");
+    expect(stored.stdout).toMatch(/pretraining [\d.]+ s: 7 of 7 models from the store/);
+    const live = await cli([...SMALL, "--no-store", "--out", join(tmp, "live.json")]);
+    expect(live.code, live.stderr).toBe(0);
+    expect(live.stderr).toContain("pretraining: every model live (--no-store)");
+    expect(live.stdout).toMatch(/pretraining [\d.]+ s: every model live/);
+
+    const a = JSON.parse(readFileSync(join(tmp, "stored.json"), "utf8")) as RunReport;
+    const b = JSON.parse(readFileSync(join(tmp, "live.json"), "utf8")) as RunReport;
+    expect(a.store).toEqual({ location: "public/pretrained", loaded: 7, trained: 0, messages: [] });
+    expect(b.store).toEqual({ location: null, loaded: 0, trained: 7, messages: [] });
+    expect(a.pretraining[0].models!.map((m) => m.source)).toEqual(Array(7).fill("store"));
+    expect(b.pretraining[0].models!.map((m) => m.source)).toEqual(Array(7).fill("trained"));
+    expect(a.conditions).toEqual(b.conditions);
+    expect(a.pretraining.map(({ models: _, ...nll }) => nll)).toEqual(b.pretraining.map(({ models: _, ...nll }) => nll));
+  });
+});
+
+describe("collapse-lab store", () => {
+  it("keeps intact models and pretrains a broken one again, naming it", { timeout: 200_000 }, async () => {
+    const dir = join(tmp, "store");
+    cpSync(join(ROOT, "public/pretrained"), dir, { recursive: true });
+    const args = ["store", "--preset", "persuasion-smoke", "--dir", dir, "--parallel", "1"];
+    const intact = await cli(args);
+    expect(intact.code, intact.stderr).toBe(0);
+    expect(intact.stderr).toContain("store " + dir + ": 9 models asked for, 9 already stored, 0 to pretrain on wasm");
+
+    const c = presetConfig("persuasion-smoke");
+    const index = JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as StoreIndex;
+    const file = index.models[jobKey(c, { kind: "reference", seed: 0 }, "wasm")].file;
+    const original = readFileSync(join(dir, file));
+    writeFileSync(join(dir, file), original.subarray(0, 1000));
+    const broken = await cli(args);
+    expect(broken.code, broken.stderr).toBe(0);
+    expect(broken.stderr).toContain(`${dir}/${file} is unusable (1000 bytes, index.json says ${original.length})`);
+    expect(broken.stderr).toContain("1 model(s) pretrained and stored, 8 kept");
+    expect(readFileSync(join(dir, file)).equals(original)).toBe(true); // pretrained again, bit for bit
+  });
+});
