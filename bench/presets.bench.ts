@@ -3,7 +3,8 @@
 // pretrained live, every dialogue forward a full pass over the padded sequence), with the ratios.
 // Both runs must give the same numbers: the store holds what live pretraining computes, and
 // incremental decoding computes what the full forward does.
-// Usage: npm run bench:presets [-- --preset persuasion-quick --parallel 2 --only fast|before]
+// Usage: npm run bench:presets [-- --preset persuasion-quick --parallel 2 --only fast|before --rl-steps N]
+// (--rl-steps shortens both runs' RL alike, e.g. to measure the per-step ratio in minutes)
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { table } from "../src/cli/format";
@@ -12,12 +13,14 @@ import { runExperiment, type RunReport } from "../src/experiment/experiment";
 import { NodeWorkerExecutor } from "../src/experiment/node-executor";
 import { nodeStore } from "../src/experiment/node-store";
 import { presetConfig } from "../src/experiment/presets";
+import { validateConfig } from "../src/experiment/config";
 
 const { values } = parseArgs({
   options: {
     preset: { type: "string", default: "persuasion-quick" },
     parallel: { type: "string", default: String(Math.min(availableParallelism(), 8)) },
     only: { type: "string" },
+    "rl-steps": { type: "string" },
   },
 });
 const preset = values.preset!;
@@ -30,7 +33,13 @@ if (values.only && values.only !== "fast" && values.only !== "before") {
   console.error(`bench: --only must be "fast" or "before", got "${values.only}"`);
   process.exit(2);
 }
-const config = presetConfig(preset);
+const base = presetConfig(preset);
+const rlSteps = values["rl-steps"] === undefined ? base.rl.steps : Number(values["rl-steps"]);
+if (!Number.isInteger(rlSteps) || rlSteps < 0) {
+  console.error(`bench: --rl-steps must be a whole number, got "${values["rl-steps"]}"`);
+  process.exit(2);
+}
+const config = validateConfig({ ...base, rl: { ...base.rl, steps: rlSteps, evalEvery: Math.min(base.rl.evalEvery, Math.max(1, rlSteps)) } });
 
 interface Variant {
   name: "fast" | "before";
@@ -95,7 +104,7 @@ const measured = runs.map(phases);
 const fmt = (x: number, unit: string) => (Number.isFinite(x) ? (unit === "ms" ? `${x.toFixed(1)} ms` : `${x.toFixed(1)} s`) : "–");
 const header = ["phase", ...runs.map((r) => r.variant.label)];
 if (runs.length === 2) header.push("speed-up");
-console.log(`\n${preset}: ${config.seeds} seed(s), conditions ${config.conditions.join(" ")}, ${config.rl.steps} RL steps × ${config.rl.prompts * config.rl.groupSize} rollouts, ${parallel} worker(s), wasm`);
+console.log(`\n${preset}${rlSteps !== base.rl.steps ? ` (RL shortened to ${rlSteps} steps)` : ""}: ${config.seeds} seed(s), conditions ${config.conditions.join(" ")}, ${config.rl.steps} RL steps × ${config.rl.prompts * config.rl.groupSize} rollouts, ${parallel} worker(s), wasm`);
 console.log(
   table([
     header,
