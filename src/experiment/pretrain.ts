@@ -42,9 +42,13 @@ function allowedMasks(bench: Benchmark): number[][] {
   });
 }
 
-/** Every model of a role shares one capacity, so jitted functions compile once per role. */
+/**
+ * The models of a run (RL, evaluation, diagnostics) share one capacity, the RL batch, so jitted
+ * functions compile once per role and no call pads a batch beyond the rollouts it plays
+ * (pretraining has its own: `pretrainOptions`).
+ */
 export function modelOptions(bench: Benchmark, c: ExperimentConfig): ModelOptions {
-  return { capacity: Math.max(c.rl.prompts * c.rl.groupSize, c.simulator.pretrain.batch, c.policy.pretrain.batch), masks: allowedMasks(bench) };
+  return { capacity: c.rl.prompts * c.rl.groupSize, masks: allowedMasks(bench) };
 }
 
 /**
