@@ -195,10 +195,10 @@ export function formatReport(r: RunReport): string {
   for (const c of r.conditions) {
     rows.push([c.id, ci(c.summary.trainSuccess, true), ci(c.summary.heldoutSuccess, true), ci(c.summary.humanSuccess, true), ci(c.summary.policyEntropy, false)]);
   }
-  const lines = [`${r.world.benchmark} — ${r.config.seeds} seed(s), γ = ${r.config.simulator.gamma}, mean [95% CI over seeds]`, table(rows)];
+  const lines = [`${r.world.benchmark} — ${r.config.seeds} seed(s), γ = ${r.config.simulator.gamma}, ${r.config.seeds > 1 ? "mean [95% Student-t interval over seeds, cut at each metric's range]" : "one seed: means, no interval"}`, table(rows)];
   const diffs = r.comparisons.filter((c) => c.metric !== "policyEntropy");
   if (diffs.length && r.config.seeds > 1) {
-    lines.push("", "paired differences vs single (points, 95% CI over seeds)");
+    lines.push("", "paired differences vs single (points, 95% Student-t interval over seeds)");
     lines.push(
       table([
         ["comparison", "held-out", "humans"],

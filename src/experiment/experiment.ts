@@ -26,6 +26,22 @@ const UNIT_COST: Record<ConditionId, number> = { base: 0.1, single: 1, ensemble:
 export const SUMMARY_METRICS = ["trainSuccess", "heldoutSuccess", "humanSuccess", "policyEntropy", "humanReward", "distinct2"] as const;
 export type SummaryMetric = (typeof SUMMARY_METRICS)[number];
 
+/** The values each metric can take; its intervals are cut there (stats.ts). */
+export const METRIC_BOUNDS: Record<SummaryMetric, [number, number]> = {
+  trainSuccess: [0, 1],
+  heldoutSuccess: [0, 1],
+  humanSuccess: [0, 1],
+  humanReward: [0, 1],
+  distinct2: [0, 1],
+  policyEntropy: [0, Infinity],
+};
+
+/** The range of a − b for two values of a metric. */
+export function differenceBounds(metric: SummaryMetric): [number, number] {
+  const [lo, hi] = METRIC_BOUNDS[metric];
+  return [lo - hi, hi - lo];
+}
+
 export interface ConditionReport {
   id: ConditionId;
   seeds: SeedMetrics[];
@@ -124,7 +140,7 @@ function comparisons(conditions: ConditionReport[]): Comparison[] {
     for (const metric of ["heldoutSuccess", "humanSuccess", "policyEntropy"] as const) {
       const a = c.seeds.map((s) => s[metric]);
       const b = single.seeds.map((s) => s[metric]);
-      out.push({ a: c.id, b: "single", metric, difference: pairedDifference(a, b) });
+      out.push({ a: c.id, b: "single", metric, difference: pairedDifference(a, b, 0.95, differenceBounds(metric)) });
     }
   }
   return out;
@@ -232,7 +248,7 @@ export async function runExperiment(
 
   const conditions: ConditionReport[] = config.conditions.map((id) => {
     const seedsOfC = metrics.filter((x) => x.condition === id).map((x) => x.m).sort((a, b) => a.seed - b.seed);
-    const summary = Object.fromEntries(SUMMARY_METRICS.map((k) => [k, summarize(seedsOfC.map((s) => s[k]))])) as Record<SummaryMetric, Summary>;
+    const summary = Object.fromEntries(SUMMARY_METRICS.map((k) => [k, summarize(seedsOfC.map((s) => s[k]), 0.95, METRIC_BOUNDS[k])])) as Record<SummaryMetric, Summary>;
     return { id, seeds: seedsOfC, summary };
   });
   const bench = benchmarkFor(config);

@@ -19,13 +19,15 @@ export interface PairedSummary extends Summary {
 
 /**
  * Mean of `xs` with a two-sided Student-t confidence interval at `level`:
- * mean ± t_{(1+level)/2, n−1} · sd / √n.
+ * mean ± t_{(1+level)/2, n−1} · sd / √n, intersected with `bounds`, the range the metric can take
+ * (a success rate in [0, 1], an entropy ≥ 0): with 3–5 seeds the t interval is wide and would
+ * otherwise reach values no run can have.
  *
  * With n = 1 there is no spread to estimate: sd is reported as 0 and lo = hi = mean. That is a
  * degenerate interval, not a claim of certainty — run more seeds for a real one.
  * @throws on an empty array, a non-finite value, or a level outside (0, 1).
  */
-export function summarize(xs: readonly number[], level = 0.95): Summary {
+export function summarize(xs: readonly number[], level = 0.95, bounds: readonly [number, number] = [-Infinity, Infinity]): Summary {
   checkLevel(level);
   const n = xs.length;
   if (n === 0) throw new Error("summarize: no values (n = 0); a mean needs at least one seed");
@@ -40,7 +42,7 @@ export function summarize(xs: readonly number[], level = 0.95): Summary {
   for (const x of xs) ss += (x - mean) ** 2;
   const sd = Math.sqrt(ss / (n - 1));
   const half = tQuantile((1 + level) / 2, n - 1) * (sd / Math.sqrt(n));
-  return { mean, lo: mean - half, hi: mean + half, sd, n };
+  return { mean, lo: Math.max(bounds[0], mean - half), hi: Math.min(bounds[1], mean + half), sd, n };
 }
 
 /**
@@ -49,12 +51,12 @@ export function summarize(xs: readonly number[], level = 0.95): Summary {
  * interval is degenerate (see `summarize`) and says nothing about a difference.
  * @throws when the arrays differ in length or are empty.
  */
-export function pairedDifference(a: readonly number[], b: readonly number[], level = 0.95): PairedSummary {
+export function pairedDifference(a: readonly number[], b: readonly number[], level = 0.95, bounds: readonly [number, number] = [-Infinity, Infinity]): PairedSummary {
   if (a.length !== b.length) {
     throw new Error(`pairedDifference: a has ${a.length} values and b has ${b.length}; paired seeds need equal lengths`);
   }
   const d = a.map((ai, i) => ai - b[i]);
-  const s = summarize(d, level);
+  const s = summarize(d, level, bounds);
   return { ...s, excludesZero: s.n >= 2 && (s.lo > 0 || s.hi < 0) };
 }
 

@@ -93,4 +93,20 @@ describe("pairedDifference", () => {
     expect(() => pairedDifference([1, 2, 3], [1, 2])).toThrow(/3 values and b has 2/);
     expect(() => pairedDifference([], [])).toThrow(/n = 0/);
   });
+
+  it("bounds cut the interval, never the mean or the spread", () => {
+    const xs = [0.97, 0.8, 1]; // a success rate near its ceiling: t reaches past 1
+    const free = summarize(xs);
+    const cut = summarize(xs, 0.95, [0, 1]);
+    expect(free.hi).toBeGreaterThan(1);
+    expect(cut.hi).toBe(1);
+    expect(cut.lo).toBe(free.lo);
+    expect([cut.mean, cut.sd]).toEqual([free.mean, free.sd]);
+    const entropy = summarize([0.05, 0.9, 0.1], 0.95, [0, Infinity]);
+    expect(entropy.lo).toBe(0);
+    const d = pairedDifference([1, 0.9, 1], [0.1, 0.2, 0.05], 0.95, [-1, 1]);
+    expect(pairedDifference([1, 0.9, 1], [0.1, 0.2, 0.05]).hi).toBeGreaterThan(1);
+    expect(d.hi).toBeLessThanOrEqual(1);
+    expect(d.excludesZero).toBe(true);
+  });
 });
