@@ -1,6 +1,6 @@
 // The URL is the experiment: parse ∘ format is the identity, bad parts are explained and dropped.
 import { describe, expect, it } from "vitest";
-import { configWith, formatUrlState, parseUrlState, withSet } from "../../src/app/lib/url-state";
+import { configWith, DEFAULT_PRESET, formatUrlState, parseUrlState, withSet } from "../../src/app/lib/url-state";
 
 describe("URL state", () => {
   it("round-trips preset, seeds, overrides, backend, embed and page", () => {
@@ -22,7 +22,7 @@ describe("URL state", () => {
 
   it("explains and drops what it cannot read, keeping the rest", () => {
     const { state, problems } = parseUrlState("?v=9&preset=nope&seeds=0&seedBase=x&set=rl.steps%3D-1&set=vs.k%3D4&set=novalue&backend=cuda", "#nowhere");
-    expect(state.preset).toBe("persuasion-quick");
+    expect(state.preset).toBe(DEFAULT_PRESET);
     expect(state.seeds).toBeUndefined();
     expect(state.sets).toEqual(["vs.k=4"]);
     expect(state.backend).toBe("auto");

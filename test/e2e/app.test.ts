@@ -8,7 +8,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
 import { parseReport } from "../../src/experiment/report-schema";
-import { formatUrlState, parseUrlState } from "../../src/app/lib/url-state";
+import { DEFAULT_PRESET, formatUrlState, parseUrlState } from "../../src/app/lib/url-state";
+import { presetConfig } from "../../src/experiment/presets";
 
 const RUN_TIMEOUT = 480_000;
 
@@ -77,7 +78,7 @@ describe("the app", () => {
     expect(text).toContain("seeds");
     expect(text).toContain("rl.stepz");
     expect(text).toContain("tpu");
-    await expect.poll(() => page.locator("#preset").inputValue()).toBe("persuasion-quick");
+    await expect.poll(() => page.locator("#preset").inputValue()).toBe(DEFAULT_PRESET);
     await page.getByTestId("run").waitFor();
     await page.close();
   });
@@ -130,7 +131,7 @@ describe("the app", () => {
       const backend = await page.getByTestId("backend").textContent();
       console.info(`persuasion-quick, 1 seed: ${((Date.now() - t0) / 1000).toFixed(1)} s in headless Chromium on ${backend} (auto)`);
       expect(["wasm", "webgpu"]).toContain(backend);
-      expect(await page.getByTestId("results-table").locator("tbody tr").count()).toBe(6);
+      expect(await page.getByTestId("results-table").locator("tbody tr").count()).toBe(presetConfig("persuasion-quick").conditions.length);
       expect(errors).toEqual([]);
       await page.close();
     },
