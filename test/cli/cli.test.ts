@@ -3,42 +3,18 @@
 // paper-style table with the six conditions and writes a RunReport whose numbers agree with the
 // table; the same command twice gives identical condition metrics; bad flags exit 2 with one clear
 // line on stderr. The two smoke runs go side by side (each about 15 s on its own).
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CONDITIONS } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
+import { runCli } from "./harness";
 
-const ROOT = resolve(import.meta.dirname, "../..");
 const tmp = mkdtempSync(join(tmpdir(), "collapse-lab-cli-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], timeoutMs = 180_000): Promise<Result> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["bin/collapse-lab.mjs", ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b) => (stdout += b));
-    child.stderr.on("data", (b) => (stderr += b));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      fail(new Error(`collapse-lab ${args.join(" ")} did not finish in ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.on("error", fail);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[], timeoutMs?: number) => runCli(args, { timeoutMs });
 
 interface Summary {
   mean: number;

@@ -1,37 +1,19 @@
 // The store of pretrained models through the real command: `run` loads from public/pretrained/
 // by default and says so, `--no-store` pretrains live with the same numbers, and `store` keeps
 // intact files and pretrains a broken one again, naming it.
-import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { RunReport } from "../../src/experiment/experiment";
 import { presetConfig } from "../../src/experiment/presets";
 import { jobKey, type StoreIndex } from "../../src/experiment/store";
+import { ROOT, runCli } from "./harness";
 
-const ROOT = resolve(import.meta.dirname, "../..");
 const tmp = mkdtempSync(join(tmpdir(), "collapse-lab-store-cli-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-function cli(args: string[], timeoutMs = 180_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["bin/collapse-lab.mjs", ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b) => (stdout += b));
-    child.stderr.on("data", (b) => (stderr += b));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      fail(new Error(`collapse-lab ${args.join(" ")} did not finish in ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.on("error", fail);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[], timeoutMs?: number) => runCli(args, { timeoutMs });
 
 // the smoke preset's `base` condition alone: seven models to pretrain, little else
 const SMALL = ["run", "--preset", "persuasion-smoke", "--set", 'conditions=["base"]', "--set", "eval.diagnosticSeeds=0", "--parallel", "1"];

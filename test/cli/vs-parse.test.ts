@@ -1,32 +1,11 @@
 // `collapse-lab vs-parse [--k N]` through the real command (`node bin/collapse-lab.mjs`, cwd = the
 // project root): raw model output on stdin, `{"candidates":[{"text","probability"}],"warnings":[…]}`
 // on stdout, exit 0 even when nothing can be read; a bad flag exits 2 with one clear line.
-import { spawn } from "node:child_process";
-import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseVs } from "../../src/lm/vs-parse";
+import { runCli } from "./harness";
 
-const ROOT = resolve(import.meta.dirname, "../..");
-
-function vsParse(args: string[], stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["bin/collapse-lab.mjs", "vs-parse", ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b) => (stdout += b));
-    child.stderr.on("data", (b) => (stderr += b));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      fail(new Error(`collapse-lab vs-parse ${args.join(" ")} did not finish in 60 s\n${stderr}`));
-    }, 60_000);
-    child.on("error", fail);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-    child.stdin.end(stdin);
-  });
-}
+const vsParse = (args: string[], stdin: string) => runCli(["vs-parse", ...args], { timeoutMs: 60_000, stdin });
 
 const TRUNCATED = `{"responses": [{"text": "I'll give $1.", "probability": 0.5}, {"text": "No tha`;
 const TAGS = "<response><text>Sure, $0.50.</text><probability>60%</probability></response><response><text>Not today.</text><probability>40%</probability></response>";
