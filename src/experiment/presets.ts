@@ -34,7 +34,7 @@ export const PRESETS: Preset[] = [
   {
     id: "persuasion-paper",
     title: "Persuasion — the paper's figure",
-    description: "all six conditions, 5 seeds, full budgets (about 40 minutes on two cores)",
+    description: "all six conditions, 5 seeds, full budgets (about 19 minutes on two cores)",
     overrides: { seeds: 5 },
   },
   {
