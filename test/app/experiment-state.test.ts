@@ -108,4 +108,33 @@ describe("ExperimentState", () => {
     expect(exp.error).toBeNull();
     expect(calls).toEqual(["pause", "step", "resume", "close", "close"]);
   });
+
+  it("stops the clock while paused (pretraining included) and starts it again on Resume", async () => {
+    let release: (() => void) | undefined;
+    const fake: ControlledExecutor = {
+      parallelism: 1,
+      run: () => new Promise((_, reject) => (release = () => reject(new Error("the run was stopped")))),
+      close: async () => release?.(),
+      pause: async () => undefined,
+      resume: async () => undefined,
+    };
+    const exp = new ExperimentState({ createExecutor: () => fake, decideBackend: decide, parallelism: 1 });
+    exp.setUrl(parseUrlState("?preset=persuasion-smoke").state);
+    const done = exp.run();
+    await expect.poll(() => exp.status).toBe("running");
+    exp.startedAt = Date.now() - 20_000; // as if it had run twenty seconds
+    const t0 = exp.startedAt;
+    await exp.pause();
+    const frozen = exp.elapsedMs(Date.now());
+    expect(exp.elapsedMs(Date.now() + 60_000)).toBe(frozen); // a minute later, the same reading
+    exp.pausedAt = Date.now() - 10_000; // as if the pause had lasted ten seconds
+    await exp.resume();
+    const now = Date.now();
+    expect(Math.abs(exp.elapsedMs(now) - (now - t0 - 10_000))).toBeLessThan(50); // the pause left out
+    expect(exp.elapsedMs(now + 1000) - exp.elapsedMs(now)).toBe(1000); // running again
+    await exp.stop();
+    await done;
+    const end = exp.elapsedMs(Date.now() + 60_000);
+    expect(exp.elapsedMs(Date.now() + 120_000)).toBe(end); // stopped: the clock no longer moves
+  });
 });

@@ -63,4 +63,24 @@ describe("pause, step and resume inside a worker", () => {
     expect(metrics.curve[metrics.curve.length - 1].step).toBe(12);
     await pool.close();
   });
+
+  it("pausing during pretraining lets the running job end and starts no other until Resume", async () => {
+    const { panelJobs, pretrainJobs } = await import("../../src/experiment/pretrain");
+    const jobs = [...panelJobs(config), ...pretrainJobs(config, 0)].slice(0, 3);
+    const pool = new WebWorkerExecutor(1, "wasm");
+    let done = 0;
+    const all = jobs.map((job) => pool.run({ kind: "pretrain", config, job }).then(() => done++));
+    await pool.pause(); // the first job is on its way to the worker; the other two are queued
+    await expect.poll(() => done, { timeout: 60_000 }).toBe(1);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(done).toBe(1); // the queue is held
+    await pool.step(); // Step lets one more job in
+    await expect.poll(() => done, { timeout: 60_000 }).toBe(2);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(done).toBe(2);
+    await pool.resume();
+    await Promise.all(all);
+    expect(done).toBe(3);
+    await pool.close();
+  });
 });

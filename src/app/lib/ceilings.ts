@@ -13,10 +13,10 @@ export function ceilingsFor(config: ExperimentConfig): Ceilings {
   return c;
 }
 
-/** Reference lines for the humans facet: the modal user's script and reading the first reply. */
+/** Reference lines for the humans facet: the modal user's best script and reading the first reply (labels of two lines). */
 export function ceilingRows(c: Ceilings): { metric: string; success: number; label: string }[] {
   return [
-    { metric: "humans", success: 100 * c.modalScript.humanSuccess, label: `${c.modalType}'s script ${(100 * c.modalScript.humanSuccess).toFixed(0)} %` },
-    { metric: "humans", success: 100 * c.adaptOnce.humanSuccess, label: `reading replies ${(100 * c.adaptOnce.humanSuccess).toFixed(0)} %` },
+    { metric: "humans", success: 100 * c.modalScript.humanSuccess, label: `${c.modalType}'s script\n${(100 * c.modalScript.humanSuccess).toFixed(0)} %` },
+    { metric: "humans", success: 100 * c.adaptOnce.humanSuccess, label: `reading replies\n${(100 * c.adaptOnce.humanSuccess).toFixed(0)} %` },
   ];
 }

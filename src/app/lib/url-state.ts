@@ -22,6 +22,8 @@ export interface UrlState {
   backend: BackendChoice;
   autorun: boolean;
   embed?: string; // a figure id: show only that figure
+  /** Presentation mode: large text, the figure filling the screen. */
+  present?: boolean;
   page: Page;
 }
 
@@ -65,6 +67,8 @@ export function parseUrlState(search: string, hash = ""): { state: UrlState; pro
   state.autorun = autorun === "1" || autorun === "true";
   const embed = q.get("embed");
   if (embed) state.embed = embed;
+  const present = q.get("present");
+  if (present === "1" || present === "true") state.present = true;
   const page = hash.replace(/^#\/?/, "");
   if (page) {
     if ((PAGES as readonly string[]).includes(page)) state.page = page as Page;
@@ -84,6 +88,7 @@ export function formatUrlState(s: UrlState): string {
   if (s.backend !== "auto") q.set("backend", s.backend);
   if (s.autorun) q.set("autorun", "1");
   if (s.embed) q.set("embed", s.embed);
+  if (s.present) q.set("present", "1");
   return `?${q.toString()}${s.page === "experiment" ? "" : `#${s.page}`}`;
 }
 

@@ -55,6 +55,8 @@ export class WebWorkerExecutor implements Executor {
   readonly #inflight = new Set<Pending>();
   #backend: BackendName;
   #paused = false;
+  /** Queued tasks that may still start while paused (Step lets one in per idle worker). */
+  #allowance = 0;
   #closed = false;
 
   constructor(
@@ -105,8 +107,11 @@ export class WebWorkerExecutor implements Executor {
   #pump(): void {
     for (const slot of this.#slots) {
       if (slot.busy || this.#closed) continue;
+      // paused: nothing new starts (a pretraining job, which has no RL steps to stop between, ends and the next waits)
+      if (this.#paused && this.#allowance <= 0) return;
       const p = this.#queue.shift();
       if (!p) return;
+      if (this.#paused) this.#allowance--;
       slot.busy = true;
       this.#inflight.add(p);
       p.attempts++;
@@ -152,12 +157,16 @@ export class WebWorkerExecutor implements Executor {
 
   async resume(): Promise<void> {
     this.#paused = false;
+    this.#allowance = 0;
     await Promise.all(this.#slots.map((s) => s.api.resume()));
+    this.#pump();
   }
 
-  /** One RL step in every running unit, then paused. */
+  /** One RL step in every running unit, then paused; an idle worker takes its next task (a whole pretraining job). */
   async step(): Promise<void> {
     if (!this.#paused) await this.pause();
+    this.#allowance = this.#slots.filter((s) => !s.busy).length;
+    this.#pump();
     await Promise.all(this.#slots.map((s) => s.api.step()));
   }
 

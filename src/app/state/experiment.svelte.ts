@@ -63,6 +63,9 @@ export class ExperimentState {
   speed = $state<number | null>(null);
   startedAt = $state<number | null>(null);
   finishedAt = $state<number | null>(null);
+  /** Time spent paused so far, and when the current pause began: the clock stops while paused. */
+  pausedMs = $state(0);
+  pausedAt = $state<number | null>(null);
 
   readonly resolved = $derived.by(() => {
     try {
@@ -113,6 +116,13 @@ export class ExperimentState {
   #lastSave = 0;
 
   constructor(readonly deps: ExperimentDeps) {}
+
+  /** Wall time the run has been going at `now`, pauses left out. */
+  elapsedMs(now: number): number {
+    if (this.startedAt === null) return 0;
+    const end = this.finishedAt ?? this.pausedAt ?? now;
+    return Math.max(0, end - this.startedAt - this.pausedMs);
+  }
 
   get shareUrl(): string {
     return formatUrlState(this.url);
@@ -187,6 +197,8 @@ export class ExperimentState {
     this.notes = [];
     this.startedAt = Date.now();
     this.finishedAt = null;
+    this.pausedMs = 0;
+    this.pausedAt = null;
     let executor: ControlledExecutor | null = null;
     try {
       const bench = benchmarkFor(config);
@@ -243,6 +255,8 @@ export class ExperimentState {
       }
       return null;
     } finally {
+      if (this.pausedAt !== null) this.#unpauseClock();
+      this.finishedAt ??= Date.now();
       this.#executor = null;
       await executor?.close();
     }
@@ -275,21 +289,32 @@ export class ExperimentState {
 
   async pause(): Promise<void> {
     if (this.status !== "running") return;
-    await this.#executor?.pause?.();
     this.status = "paused";
+    this.pausedAt = Date.now();
+    await this.#executor?.pause?.();
   }
 
   async resume(): Promise<void> {
     if (this.status !== "paused") return;
-    await this.#executor?.resume?.();
+    this.#unpauseClock();
     this.status = "running";
+    await this.#executor?.resume?.();
   }
 
-  /** One RL step of every running unit, then paused. */
+  /** One RL step of every running unit, then paused (the clock runs during the step). */
   async step(): Promise<void> {
     if (this.status !== "paused" && this.status !== "running") return;
+    if (this.pausedAt !== null) this.#unpauseClock();
     await this.#executor?.step?.();
-    this.status = "paused";
+    if (this.busy) {
+      this.status = "paused";
+      this.pausedAt = Date.now();
+    }
+  }
+
+  #unpauseClock(): void {
+    if (this.pausedAt !== null) this.pausedMs += Date.now() - this.pausedAt;
+    this.pausedAt = null;
   }
 
   async stop(): Promise<void> {
