@@ -72,10 +72,14 @@ describe("SimulatorsPage", () => {
     expect(byRole(table(), "panel").length).toBe(report.config.panel.length);
     await fireEvent.click(screen.getByLabelText("humans by latent type"));
     expect(byRole(table(), "type").map((r) => r.querySelector("th")!.textContent)).toEqual(report.world.types.map((t) => `humans: ${t.name}`));
+    // the main chart keeps its four series; the panel and the types get small multiples, one chart each
     const bars = screen.getByTestId("reply-chart").querySelectorAll('g[aria-label="bar"] rect');
-    expect(bars.length).toBe(report.simulators[0].replyTables![0].acts.length * (4 + report.config.panel.length + report.world.types.length));
+    expect(bars.length).toBe(report.simulators[0].replyTables![0].acts.length * 4);
+    expect(screen.getByTestId("multiples-panel").querySelectorAll("figure.chart").length).toBe(report.config.panel.length);
+    expect(screen.getByTestId("multiples-type").querySelectorAll("figure.chart").length).toBe(report.world.types.length);
     await fireEvent.click(screen.getByLabelText("held-out panel"));
     expect(byRole(table(), "panel").length).toBe(0);
+    expect(screen.queryByTestId("multiples-panel")).toBeNull();
   });
 
   it("lists every simulator's diagnostics, the unions and both KLs", () => {
