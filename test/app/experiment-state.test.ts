@@ -137,4 +137,31 @@ describe("ExperimentState", () => {
     const end = exp.elapsedMs(Date.now() + 60_000);
     expect(exp.elapsedMs(Date.now() + 120_000)).toBe(end); // stopped: the clock no longer moves
   });
+
+  it("never makes a run wait for the backend measurement, and drops a measurement a run overlapped", async () => {
+    const calls: { measure?: boolean; valid?: () => boolean }[] = [];
+    let finishMeasuring: (() => void) | undefined;
+    const deps: ExperimentDeps = {
+      createExecutor: () => ({ parallelism: 1, run: () => new Promise(() => undefined), close: async () => undefined }),
+      decideBackend: (_choice, _model, _rows, options = {}) => {
+        calls.push(options);
+        if (!options.measure) return decide();
+        return new Promise((resolve) => (finishMeasuring = () => resolve({ requested: "auto", name: "wasm", reason: "measured" })));
+      },
+      parallelism: 1,
+    };
+    const exp = new ExperimentState(deps);
+    exp.setUrl(parseUrlState("?preset=persuasion-smoke").state);
+    const measuring = exp.prepareBackend(); // the page is idle: measure
+    expect(calls).toHaveLength(1);
+    expect(calls[0].measure).toBe(true);
+    expect(calls[0].valid?.()).toBe(true);
+    void exp.run(); // a run starts before the measurement ends: it does not wait, and the measurement is void
+    await expect.poll(() => exp.status).toBe("running");
+    expect(calls[1].measure).toBe(false);
+    expect(calls[0].valid?.()).toBe(false);
+    finishMeasuring?.();
+    await measuring;
+    await exp.stop();
+  });
 });

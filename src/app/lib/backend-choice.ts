@@ -1,6 +1,8 @@
 // Backend `auto` (DESIGN §6): where requestAdapter() gives a WebGPU adapter, time WebGPU against
 // wasm on this device for the experiment's model size (a short micro-benchmark in two workers,
 // cached per device and size) and use the faster; otherwise wasm, with the reason shown.
+// A run never waits for the measurement: the page measures while it is idle, and a run that
+// starts before there is a measurement goes on wasm and says so.
 import { detectWebGPU, type AdapterInfo } from "../../engine/backends";
 import type { ModelConfig } from "../../engine/config";
 import type { MicroBenchmark } from "../../engine/micro-benchmark";
@@ -32,7 +34,16 @@ async function measure(backend: "webgpu" | "wasm", config: ModelConfig, rows: nu
   }
 }
 
-export async function decideBackend(requested: BackendChoice, config: ModelConfig, rows: number, storage: Storage | undefined = globalThis.localStorage): Promise<BackendDecision> {
+export interface DecideOptions {
+  /** Measure when nothing is cached (default true); false answers at once: wasm until measured. */
+  measure?: boolean;
+  /** Asked after measuring: false when the measurement may be skewed (a run shared the CPU) and must not be kept. */
+  valid?: () => boolean;
+  storage?: Storage;
+}
+
+export async function decideBackend(requested: BackendChoice, config: ModelConfig, rows: number, options: DecideOptions = {}): Promise<BackendDecision> {
+  const { measure: measureNow = true, valid = () => true, storage = globalThis.localStorage } = options;
   if (requested === "wasm") return { requested, name: "wasm", reason: "wasm was chosen" };
   const found = await detectWebGPU();
   if (!("adapter" in found)) {
@@ -49,12 +60,15 @@ export async function decideBackend(requested: BackendChoice, config: ModelConfi
   } catch {
     // a corrupt cache entry is measured again
   }
+  if (!measured && !measureNow) {
+    return { requested, name: "wasm", adapter, reason: "running on wasm for now: WebGPU has not been measured against wasm on this device yet (that happens while the page is idle; later runs use the faster)" };
+  }
   if (!measured) {
     try {
       const wasm = await measure("wasm", config, rows);
       const webgpu = await measure("webgpu", config, rows);
       measured = { webgpu: webgpu.msPerStep, wasm: wasm.msPerStep, cached: false };
-      storage?.setItem(key, JSON.stringify({ webgpu: measured.webgpu, wasm: measured.wasm }));
+      if (valid()) storage?.setItem(key, JSON.stringify({ webgpu: measured.webgpu, wasm: measured.wasm }));
     } catch (e) {
       return { requested, name: "wasm", adapter, reason: `running on wasm: WebGPU failed while measuring (${(e as Error).message})`, notice: `WebGPU failed here (${(e as Error).message}); running on wasm.` };
     }

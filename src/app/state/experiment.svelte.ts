@@ -27,7 +27,8 @@ export interface ControlledExecutor extends Executor {
 
 export interface ExperimentDeps {
   createExecutor(parallelism: number, backend: BackendName): ControlledExecutor;
-  decideBackend(choice: BackendChoice, model: ModelConfig, rows: number): Promise<BackendDecision>;
+  /** `measure: false` answers at once (a run never waits for a measurement); `valid` says whether a measurement may be kept. */
+  decideBackend(choice: BackendChoice, model: ModelConfig, rows: number, options?: { measure?: boolean; valid?: () => boolean }): Promise<BackendDecision>;
   /** ms per micro-benchmark step on this device (src/engine/micro-benchmark.ts), for run-time estimates. */
   measureSpeed?(model: ModelConfig, rows: number): Promise<number>;
   parallelism: number;
@@ -112,6 +113,8 @@ export class ExperimentState {
   readonly busy = $derived(this.status === "starting" || this.status === "running" || this.status === "paused");
 
   #executor: ControlledExecutor | null = null;
+  #runsStarted = 0;
+  #preparing: Promise<void> | null = null;
   #stopped = false;
   #lastSave = 0;
 
@@ -157,6 +160,22 @@ export class ExperimentState {
     }
   }
 
+  /**
+   * Measures WebGPU against wasm for backend `auto` while the page is idle, so that runs never wait
+   * for it; a run that starts meanwhile makes the measurement void (they would share the CPU).
+   */
+  prepareBackend(): Promise<void> {
+    const config = this.resolved.config;
+    if (!config || this.busy || this.url.backend !== "auto") return Promise.resolve();
+    const bench = benchmarkFor(config);
+    const runs = this.#runsStarted;
+    this.#preparing ??= this.deps
+      .decideBackend("auto", modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity, { measure: true, valid: () => this.#runsStarted === runs })
+      .then(() => undefined, () => undefined)
+      .finally(() => (this.#preparing = null));
+    return this.#preparing;
+  }
+
   /** Forgets the shown report (another preset was chosen); nothing during a run. */
   clearShown(): void {
     if (this.busy) return;
@@ -188,6 +207,7 @@ export class ExperimentState {
       return null;
     }
     this.#stopped = false;
+    this.#runsStarted++;
     this.status = "starting";
     this.error = null;
     this.report = null;
@@ -203,7 +223,7 @@ export class ExperimentState {
     try {
       const bench = benchmarkFor(config);
       const opts = modelOptions(bench, config);
-      this.backend = await this.deps.decideBackend(this.url.backend, modelConfig(bench, config.simulator.model, "simulator"), opts.capacity);
+      this.backend = await this.deps.decideBackend(this.url.backend, modelConfig(bench, config.simulator.model, "simulator"), opts.capacity, { measure: false });
       const units = config.conditions.length * config.seeds;
       executor = this.deps.createExecutor(Math.max(1, Math.min(this.deps.parallelism, units)), this.backend.name);
       this.#executor = executor;

@@ -1,0 +1,227 @@
+// The Experiment page as a lecturer and an author meet it (issue 14), in headless Chromium on a
+// production build: the first screen tells the story with an annotated figure; the figure never
+// shows settings other than the URL's and the controls'; no page scrolls sideways at any width;
+// intervals stay within their bounds; presentation mode's text is large; Pause holds pretraining.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PreviewServer } from "vite";
+import { chromium, type BrowserContext, type Page } from "playwright";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
+import { parseReport } from "../../src/experiment/report-schema";
+import { PAGES } from "../../src/app/lib/url-state";
+
+let server: PreviewServer;
+let base: string;
+let context: BrowserContext;
+
+beforeAll(async () => {
+  let tmp: string;
+  ({ server, base, tmp } = await serveBuild("collapse-lab-story-"));
+  context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await server?.close();
+});
+
+async function open(path: string, viewport = { width: 1280, height: 800 }): Promise<{ page: Page; errors: string[] }> {
+  const page = await context.newPage();
+  await page.setViewportSize(viewport);
+  const errors: string[] = [];
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(new URL(path, base).href);
+  return { page, errors };
+}
+
+const recorded = (preset: string) => parseReport(readFileSync(`public/recorded/${preset}.json`, "utf8"));
+const mean = (preset: string, id: string, metric: "trainSuccess" | "heldoutSuccess" | "humanSuccess") =>
+  recorded(preset).conditions.find((c) => c.id === id)!.summary[metric].mean;
+
+describe("the first screen", () => {
+  it("holds the narrative and the annotated figure of a recording in which vs and population beat single", async () => {
+    // the recording the app opens on shows the effect: both fixes above single held-out and with humans
+    for (const fix of ["vs", "population"]) {
+      expect(mean("persuasion-paper", fix, "heldoutSuccess")).toBeGreaterThan(mean("persuasion-paper", "single", "heldoutSuccess"));
+      expect(mean("persuasion-paper", fix, "humanSuccess")).toBeGreaterThan(mean("persuasion-paper", "single", "humanSuccess"));
+    }
+    const { page, errors } = await open("./");
+    const story = page.getByTestId("story");
+    await expect.poll(() => story.getByTestId("story-single-train").textContent(), { timeout: 60_000 }).toContain(`${Math.round(100 * mean("persuasion-paper", "single", "trainSuccess"))}`);
+    expect(await story.getByTestId("story-single-human").textContent()).toContain(`${Math.round(100 * mean("persuasion-paper", "single", "humanSuccess"))}`);
+    const label = page.getByTestId("figure-curves").locator("svg text", { hasText: /^single \d+ %$/ }).first();
+    await label.waitFor();
+    const fold = 800;
+    for (const box of [await story.boundingBox(), await page.getByTestId("figure-curves").locator("svg").last().boundingBox(), await label.boundingBox()]) {
+      expect(box).not.toBeNull();
+      expect(box!.y).toBeGreaterThanOrEqual(0);
+      expect(box!.y + box!.height).toBeLessThanOrEqual(fold);
+    }
+    expect(await page.getByTestId("run").boundingBox().then((b) => b!.y + b!.height)).toBeLessThanOrEqual(fold); // Run is in view too
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
+
+describe("the figure shows what the URL and the controls say", () => {
+  it("changing the preset shows that preset's recording", async () => {
+    const { page } = await open("./");
+    await page.getByTestId("story-single-train").waitFor({ timeout: 60_000 });
+    await page.locator("#preset").selectOption("persuasion-quick");
+    const quick = recorded("persuasion-quick");
+    await expect.poll(() => page.getByTestId("story-single-train").textContent(), { timeout: 30_000 }).toContain(`${Math.round(100 * mean("persuasion-quick", "single", "trainSuccess"))}`);
+    await expect.poll(() => page.getByTestId("runbar").textContent()).toContain(`${(quick.timing.totalMs / 1000).toFixed(0)} s`);
+    expect(await page.getByTestId("figure-mismatch").count()).toBe(0);
+    await page.close();
+  }, 120_000);
+
+  it("a set= override that no recording matches is said over the figure", async () => {
+    const { page } = await open("./?set=simulator.gamma%3D1");
+    await page.getByTestId("figure-mismatch").waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId("figure-mismatch").textContent()).toMatch(/simulator\.gamma\s*10 here, 1 chosen/);
+    await page.close();
+  }, 120_000);
+
+  it("a knob edit is said over the figure, and undoing it clears the notice", async () => {
+    const { page } = await open("./");
+    await page.getByTestId("story-single-train").waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId("figure-mismatch").count()).toBe(0);
+    const knob = page.getByLabel("γ (alignment)");
+    await knob.fill("1");
+    await knob.press("Enter");
+    await page.getByTestId("figure-mismatch").waitFor();
+    expect(await page.getByTestId("figure-mismatch").textContent()).toMatch(/simulator\.gamma/);
+    await knob.fill("10");
+    await knob.press("Enter");
+    await expect.poll(() => page.getByTestId("figure-mismatch").count()).toBe(0);
+    await page.close();
+  }, 120_000);
+
+  it("an embedded figure says so too, and an embed that cannot be shown says why", async () => {
+    const { page } = await open("./?embed=curves&set=simulator.gamma%3D1");
+    await page.getByTestId("figure-curves").waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId("figure-mismatch").textContent()).toMatch(/simulator\.gamma/);
+    await page.goto(new URL("./?embed=gap", base).href);
+    await page.getByTestId("figure-gap").waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId("figure-mismatch").count()).toBe(0);
+    await page.goto(new URL("./?embed=nothing", base).href);
+    expect(await page.getByRole("alert").textContent()).toMatch(/No figure "nothing"/);
+    await page.close();
+  }, 120_000);
+});
+
+describe("layout", () => {
+  it("no page scrolls sideways from 360 to 1920 px wide, in presentation mode either", async () => {
+    const { page, errors } = await open("./");
+    await page.getByTestId("story-single-train").waitFor({ timeout: 60_000 });
+    const wide: string[] = [];
+    for (const width of [360, 390, 820, 900, 1280, 1920]) {
+      await page.setViewportSize({ width, height: 800 });
+      for (const p of [...PAGES, "present"]) {
+        // hash changes keep the shown recording; every page is drawn from it
+        await page.evaluate((hash) => (location.hash = hash === "present" ? "" : hash), p);
+        if (p === "present" || p === "experiment") {
+          await page.goto(new URL(p === "present" ? "./?present=1" : "./", base).href);
+          await page.getByTestId("figure-curves").waitFor({ timeout: 60_000 });
+        }
+        await page.waitForTimeout(400);
+        const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+        if (scroll > inner) wide.push(`${p} at ${width} px: ${scroll} px wide`);
+      }
+    }
+    expect(wide).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 300_000);
+
+  it("on a phone the figure comes before the knobs", async () => {
+    const { page } = await open("./", { width: 390, height: 844 });
+    await page.getByTestId("figure-curves").waitFor({ timeout: 60_000 });
+    const figure = await page.getByTestId("figure-curves").boundingBox();
+    const settings = await page.getByTestId("settings").boundingBox();
+    expect(figure!.y).toBeLessThan(settings!.y);
+    await page.close();
+  }, 120_000);
+});
+
+describe("statistics on screen", () => {
+  it("every interval in the results table lies within its metric's range", async () => {
+    for (const preset of ["persuasion-paper", "persuasion-quick"]) {
+      const { page } = await open(`./?preset=${preset}`);
+      const table = page.getByTestId("results-table");
+      await table.waitFor({ timeout: 60_000 });
+      const rows = await table.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+      expect(rows.length).toBeGreaterThan(0);
+      for (const cells of rows) {
+        cells.forEach((text, i) => {
+          const m = text.match(/\[(-?[\d.]+),\s*(-?[\d.]+)\]/);
+          expect(m, `cell "${text}" has an interval`).not.toBeNull();
+          const [lo, hi] = [Number(m![1]), Number(m![2])];
+          expect(lo).toBeLessThanOrEqual(hi);
+          expect(lo).toBeGreaterThanOrEqual(0);
+          if (i < 3) expect(hi).toBeLessThanOrEqual(100); // success columns, in %; the last is entropy (≥ 0)
+        });
+      }
+      await page.close();
+    }
+  }, 180_000);
+});
+
+describe("presentation mode", () => {
+  it("draws every chart text at 14 px or more, hides the chrome, and p toggles it", async () => {
+    const { page } = await open("./?present=1");
+    await page.getByTestId("figure-gap").waitFor({ timeout: 60_000 });
+    expect(await page.locator("header").count()).toBe(0);
+    expect(await page.getByTestId("settings").isVisible()).toBe(false);
+    const sizes = await page.locator("figure.chart").evaluateAll((figs) =>
+      figs.flatMap((f) => [...f.querySelectorAll("svg text, svg tspan, [class*='-swatches'] span")].filter((e) => (e.textContent ?? "").trim()).map((e) => parseFloat(getComputedStyle(e).fontSize))),
+    );
+    expect(sizes.length).toBeGreaterThan(20);
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(14);
+    await page.locator("body").press("p");
+    await page.locator("header").waitFor();
+    expect(page.url()).not.toContain("present=1");
+    await page.close();
+  }, 120_000);
+});
+
+describe("Pause during pretraining", () => {
+  it("stops the job count and the clock", async () => {
+    // seeds with no stored models: pretraining runs live
+    const { page } = await open("./?preset=persuasion-smoke&seedBase=4242&backend=wasm");
+    await page.getByTestId("run").click();
+    const progress = page.getByTestId("progress-text");
+    await expect.poll(() => progress.textContent(), { timeout: 120_000 }).toMatch(/pretraining: \d+\/\d+/);
+    const done = async () => Number((await progress.textContent())?.match(/pretraining: (\d+)\//)?.[1]);
+    await page.getByRole("button", { name: "Pause" }).click();
+    const atPause = await done();
+    expect(await page.getByTestId("status").textContent()).toBe("paused");
+    // the clock stops at once
+    const clock = await page.getByTestId("elapsed").textContent();
+    await page.waitForTimeout(3000);
+    expect(await page.getByTestId("elapsed").textContent()).toBe(clock);
+    // the jobs already running finish (one per worker); then nothing more starts
+    let last = -1;
+    await expect
+      .poll(
+        async () => {
+          const now = await done();
+          const same = now === last;
+          last = now;
+          return same;
+        },
+        { timeout: 180_000, interval: 10_000 },
+      )
+      .toBe(true);
+    expect(last).toBeLessThanOrEqual(atPause + 2); // two workers
+    expect(await progress.textContent()).toMatch(/pretraining/);
+    expect(await page.getByTestId("elapsed").textContent()).toBe(clock);
+    await page.getByRole("button", { name: "Resume" }).click();
+    await expect.poll(() => page.getByTestId("elapsed").textContent()).not.toBe(clock);
+    await page.getByRole("button", { name: "Stop" }).click();
+    await expect.poll(() => page.getByTestId("status").textContent(), { timeout: 60_000 }).toBe("stopped");
+    await page.close();
+  }, 360_000);
+});
