@@ -235,7 +235,9 @@ export function formatReport(r: RunReport): string {
         ...d.unions.map((u) => [`∪ ${u.name}`, "", "", "", (100 * u.coverage).toFixed(0)]),
       ]),
     );
+    for (const s of d.simulators) for (const why of s.unavailable ?? []) lines.push(`  – ${s.name}: ${why}`);
   }
+  for (const e of r.diagnosticsErrors ?? []) lines.push("", `the simulator diagnostics of seed ${e.seed} failed: ${e.message} (every condition's results above are kept)`);
   const c = r.world.ceilings;
   if (c) {
     const pct = (x: number) => `${(100 * x).toFixed(1)} %`;

@@ -28,7 +28,9 @@ export interface SimulatorDiagnostics {
   trueGamma: number | null; // the γ it was built with (VS: its verbalized exponent)
   gammaMLE: { gamma: number; se: number } | null; // against its own reference network
   scope: { zipf: number; concentration: number; entropy: number; mean: number } | null; // SCOPE's estimators (reference-free)
-  referenceAware: { zipf: number; top1: number; entropyRatio: number } | null;
+  referenceAware: { zipf: number | null; top1: number | null; entropyRatio: number | null } | null; // null: not computable on these samples (see `unavailable`)
+  /** Estimators that could not be computed on this simulator's samples, each with its reason (absent when all could). */
+  unavailable?: string[];
   modeCoverage: number; // fraction of the human modes with ≥ 5 sampled dialogues
   replyEntropy: number | null; // mean entropy (nats) of its reply distribution over visited states; null for humans (no distribution without a latent type)
 }
@@ -208,10 +210,24 @@ function allowedOf(bench: Benchmark, d: Dialogue): number[] {
   return bench.maskClasses[bench.userClass(d)].allowed;
 }
 
+/**
+ * Runs one estimator; an estimator that is undefined on these samples (e.g. Zipf's slope when no
+ * state has two observed replies) gives null and its reason, never a failed run.
+ */
+function attempt<T>(name: string, unavailable: string[], f: () => T): T | null {
+  try {
+    return f();
+  } catch (e) {
+    unavailable.push(`${name}: ${(e as Error).message}`);
+    return null;
+  }
+}
+
 /** γ estimates from sampled replies; without a reference network only SCOPE's reference-free ones. */
 async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator | null) {
   const states = [...s.contexts.values()];
-  if (!reference) return { gammaMLE: null, scope: scopeEstimates(bench, states), referenceAware: null };
+  const unavailable: string[] = [];
+  if (!reference) return { gammaMLE: null, scope: attempt("SCOPE's estimators", unavailable, () => scopeEstimates(bench, states)), referenceAware: null, unavailable };
   const ref = await reference.distribution(states.map((c) => c.d), undefined, 1);
   const V = bench.acts.length;
   const mle: GammaContext[] = [];
@@ -224,11 +240,19 @@ async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator 
     const total = counts.reduce((x, y) => x + y, 0);
     if (total >= 5) aware.push({ refLogp, sim: counts });
   });
-  const fit = gammaMLE(mle);
+  const fit = attempt("γ MLE", unavailable, () => gammaMLE(mle));
   return {
-    gammaMLE: { gamma: fit.gamma, se: fit.se },
-    scope: scopeEstimates(bench, states),
-    referenceAware: aware.length > 0 ? { zipf: zipfGamma(aware).gamma, top1: top1Gamma(aware).gamma, entropyRatio: entropyRatioGamma(aware).gamma } : null,
+    gammaMLE: fit && { gamma: fit.gamma, se: fit.se },
+    scope: attempt("SCOPE's estimators", unavailable, () => scopeEstimates(bench, states)),
+    referenceAware:
+      aware.length > 0
+        ? {
+            zipf: attempt("reference-aware Zipf", unavailable, () => zipfGamma(aware).gamma),
+            top1: attempt("reference-aware top-1", unavailable, () => top1Gamma(aware).gamma),
+            entropyRatio: attempt("reference-aware entropy ratio", unavailable, () => entropyRatioGamma(aware).gamma),
+          }
+        : null,
+    unavailable,
   };
 }
 
@@ -314,6 +338,7 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
         gammaMLE: g?.gammaMLE ?? null,
         scope: g?.scope ?? null,
         referenceAware: g?.referenceAware ?? null,
+        ...(g?.unavailable.length ? { unavailable: g.unavailable } : {}),
         modeCoverage: humanModes.length ? modeCoverage(modesOf(e.sim.name), humanModes).covered : 0,
         replyEntropy: e.role === "humans" ? null : await meanReplyEntropy(bench, s, e.sim),
       });

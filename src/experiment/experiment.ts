@@ -70,6 +70,7 @@ export interface RunReport {
   conditions: ConditionReport[];
   comparisons: Comparison[];
   simulators: DiagnosticsReport[];
+  diagnosticsErrors?: { seed: number; message: string }[]; // diagnostics that failed (the run's results are kept)
   // diagnosticsMs: wall time from submitting the diagnostics until they finish — they share the
   // workers with training, so it includes waiting for a free worker, not only their own compute
   timing: { totalMs: number; pretrainMs: number; trainMs: number; diagnosticsMs: number; units?: UnitTiming[] };
@@ -214,6 +215,7 @@ export async function runExperiment(
   let trained = 0;
   let diagnosed = 0;
   let diagMs = 0;
+  const diagnosticsErrors: { seed: number; message: string }[] = [];
   const unitTimings: UnitTiming[] = [];
   // Longest first, so that two workers do not end waiting on one population unit: the diagnostics
   // (about a unit's work), then units by their cost (co-training plays and trains a simulator too).
@@ -221,7 +223,13 @@ export async function runExperiment(
     Promise.all(
       diagSeeds.map(async (seed) => {
         const t = performance.now();
-        const d = await cached(cache, `diagnose:${seed}`, () => executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! }));
+        // a diagnostic that fails is reported; it never costs the run its trained conditions
+        const d = await cached(cache, `diagnose:${seed}`, () => executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! })).catch((e: unknown) => {
+          if (/stopped|cancel/i.test((e as Error).message)) throw e;
+          diagnosticsErrors.push({ seed, message: (e as Error).message });
+          opts.onNote?.(`the simulator diagnostics of seed ${seed} failed (${(e as Error).message}); every condition's results are kept`);
+          return null;
+        });
         diagMs += performance.now() - t;
         opts.onProgress?.({ phase: "diagnose", done: ++diagnosed, total: diagSeeds.length, detail: `seed ${seed}` });
         return d;
@@ -285,7 +293,8 @@ export async function runExperiment(
     store: storeReport,
     conditions,
     comparisons: comparisons(conditions),
-    simulators: diagnostics,
+    simulators: diagnostics.filter((d) => d !== null),
+    ...(diagnosticsErrors.length ? { diagnosticsErrors } : {}),
     timing: { totalMs: total, pretrainMs: tPretrain - t0, trainMs: tTrained - tPretrain, diagnosticsMs: diagMs, units: unitTimings },
   };
 }
