@@ -18,11 +18,11 @@ describe("a failing diagnostic", () => {
   it("leaves every trained condition in the report and says which seed's diagnostics failed", async () => {
     const { backend } = await createBackend("cpu");
     const inner = new InlineExecutor(backend);
-    const failing: Executor = {
+    const failing = {
       parallelism: 1,
       run: (task: Task, onProgress?: never) => (task.kind === "diagnose" ? Promise.reject(new Error("an estimator blew up")) : inner.run(task, onProgress)),
       close: () => inner.close(),
-    };
+    } as Executor;
     const notes: string[] = [];
     const config = { ...TEST_CONFIG, eval: { ...TEST_CONFIG.eval, diagnosticSeeds: 2 } };
     const report = await runExperiment(config, failing, { backend: "cpu", onNote: (m) => notes.push(m) });
