@@ -42,7 +42,7 @@ describe("node scripts/chromium.mjs --ensure", () => {
   });
 
   it("without a browser and without installing: exit 1 and one line saying what to install", () => {
-    const env = { ...process.env, COLLAPSE_LAB_CHROMIUM_SEARCH: "env", COLLAPSE_LAB_CHROMIUM_INSTALL: "no" };
+    const env: NodeJS.ProcessEnv = { ...process.env, COLLAPSE_LAB_CHROMIUM_SEARCH: "env", COLLAPSE_LAB_CHROMIUM_INSTALL: "no" };
     delete env.CHROME_PATH;
     delete env.CHROMIUM_PATH;
     const r = spawnSync(process.execPath, [SCRIPT, "--ensure"], { env, encoding: "utf8" });
