@@ -3,15 +3,14 @@
 // arithmetic is checked on a tiny hand-made corpus.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadP4GStats, pearson, roundP4GStats } from "../../src/benchmarks/persuasion/p4g-load";
 import { P4G_STRATEGIES, P4G_TRAITS, p4gStats } from "../../src/benchmarks/persuasion/p4g-stats";
 import committedJson from "../../src/benchmarks/persuasion/p4g-stats.json";
+import { HAVE_P4G, P4G_DATA as DATA } from "./p4g-data";
 
-const DATA = resolve(import.meta.dirname, "../../../shared/data/p4g");
-
-describe("P4G statistics from the real corpus", () => {
+describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
   const stats = loadP4GStats(DATA);
 
   it("the committed JSON is what the loader computes (regenerate with scripts/p4g-stats.ts)", () => {
