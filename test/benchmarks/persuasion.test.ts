@@ -4,7 +4,9 @@
 // against Monte Carlo estimates from the population itself, the episode rules and reward, the
 // calibration rows against P4G, and the behaviour persuader's strategy frequencies against the
 // real annotated corpus in ../shared/data/p4g.
-import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import {
   ACTS,
@@ -26,12 +28,26 @@ import {
   userClass,
 } from "../../src/benchmarks/persuasion/world";
 import { loadP4GStats } from "../../src/benchmarks/persuasion/p4g-load";
-import type { P4GStrategy } from "../../src/benchmarks/persuasion/p4g-stats";
+import { HAVE_P4G, P4G_DATA } from "./p4g-data";
+import { p4gStats, type P4GStrategy } from "../../src/benchmarks/persuasion/p4g-stats";
 import type { CalibrationRow, Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 
 const bench = createPersuasion();
 const pop = bench.population;
+
+const P4G_DIR = P4G_DATA; // ../shared beside the project, as in CI
+
+/** The corpus' persuadees' donations: full_info.csv rows with B4 = 1 and a donation B6 in [0, 2] (p4g-load.ts' rule). */
+function corpusDonations(): number[] {
+  const rows = parse(readFileSync(join(P4G_DIR, "full_info.csv"), "utf8"), { columns: true, skip_empty_lines: true }) as Record<string, string>[];
+  return rows.filter((r) => r.B4 === "1" && r.B6.trim() !== "").map((r) => Number(r.B6)).filter((x) => Number.isFinite(x) && x >= 0 && x <= 2);
+}
+
+/** Donations of n humans talking to the behaviour persuader (the calibration's recipe). */
+function simulatedDonations(n: number, rng: Rng): number[] {
+  return Array.from({ length: n }, () => donation(behaviourDialogue(pop, pop.sample(rng), rng)));
+}
 const V = ACTS.length;
 const act = (name: string) => {
   const i = ACTS.findIndex((a) => a.name === name);
@@ -370,7 +386,7 @@ describe("episode rules", () => {
   });
 });
 
-describe("calibration against Persuasion for Good", () => {
+describe.skipIf(!HAVE_P4G)("calibration against Persuasion for Good", () => {
   const rows = calibrate(pop, Rng.seed(2024));
   console.info(
     "persuasion calibration (fitted vs real, tolerance):\n" +
@@ -389,16 +405,89 @@ describe("calibration against Persuasion for Good", () => {
     expect(row("median among donors ($)").real).toBe(0.5);
   });
 
-  for (const name of ["mean donation ($)", "fraction giving $0", "median among donors ($)", "fraction giving ≥ $1 (success)"]) {
-    it(`${name}: fitted within tolerance of real`, () => {
+  // Bands from the corpus' own sampling error, not the tolerance the world reports: 982 persuadees
+  // (n_real) against calibrate's 20,000 simulated ones (n_fit), so the difference of a mean or a
+  // fraction has se² = var_real / n_real + var_fit / n_fit. A fitted value must lie within 3 se:
+  // three statistics at 3 se each keep the chance that a population drawn like the corpus falls
+  // outside any band below 1 % (Bonferroni). The median among donors (a discrete statistic) must
+  // lie in the distribution-free band of the real donors' order statistics at ranks m/2 ± 3·√m/2.
+  const corpus = corpusDonations();
+  const nReal = corpus.length;
+  const nFit = 20_000; // calibrate's default
+  const fittedDonations = simulatedDonations(nFit, Rng.seed(2025));
+  const sdOf = (xs: number[]) => {
+    const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+    return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));
+  };
+
+  it("reads the same 982 persuadees as the committed statistics", () => {
+    expect(nReal).toBe(982);
+    expect(corpus.reduce((a, b) => a + b, 0) / nReal).toBeCloseTo(p4gStats.donations.mean, 3);
+    expect(corpus.filter((x) => x === 0).length / nReal).toBeCloseTo(p4gStats.donations.zeroFraction, 3);
+  });
+
+  it("mean donation: fitted within 3 standard errors of the corpus' mean", () => {
+    const r = row("mean donation ($)");
+    const se = Math.sqrt(sdOf(corpus) ** 2 / nReal + sdOf(fittedDonations) ** 2 / nFit); // ≈ 0.018
+    expect(Math.abs(r.fitted - r.real), `fitted ${r.fitted}, real ${r.real}, se ${se.toFixed(4)}`).toBeLessThanOrEqual(3 * se);
+  });
+
+  for (const [name, p] of [
+    ["fraction giving $0", (x: number) => x === 0],
+    ["fraction giving ≥ $1 (success)", (x: number) => x >= 1],
+  ] as const) {
+    it(`${name}: fitted within 3 standard errors of the corpus' fraction`, () => {
       const r = row(name);
-      expect(Math.abs(r.fitted - r.real), `${name}: fitted ${r.fitted}, real ${r.real}`).toBeLessThanOrEqual(r.tolerance);
+      expect(r.real).toBeCloseTo(corpus.filter(p).length / nReal, 3);
+      const se = Math.sqrt((r.real * (1 - r.real)) / nReal + (r.fitted * (1 - r.fitted)) / nFit); // ≈ 0.016 and 0.013
+      expect(Math.abs(r.fitted - r.real), `fitted ${r.fitted}, real ${r.real}, se ${se.toFixed(4)}, z ${((r.fitted - r.real) / se).toFixed(2)}`).toBeLessThanOrEqual(3 * se);
     });
   }
+
+  it("median among donors: fitted within the real donors' order-statistic band", () => {
+    const donors = corpus.filter((x) => x > 0).sort((a, b) => a - b);
+    const m = donors.length; // 510
+    const [lo, hi] = [donors[Math.floor(m / 2 - (3 * Math.sqrt(m)) / 2)], donors[Math.ceil(m / 2 + (3 * Math.sqrt(m)) / 2) - 1]]; // $0.30, $0.50
+    const r = row("median among donors ($)");
+    expect(r.real).toBe(0.5);
+    expect(r.fitted >= lo && r.fitted <= hi, `fitted ${r.fitted}, band [${lo}, ${hi}]`).toBe(true);
+  });
 });
 
-describe("the behaviour persuader against the real P4G corpus", () => {
-  const real = loadP4GStats(resolve(import.meta.dirname, "../../../shared/data/p4g"));
+describe.skipIf(!HAVE_P4G)("the fitted donation histogram against the real one", () => {
+  // Distance: Pearson's X² = Σ_k (O_k − E_k)² / E_k over the five amounts, O the corpus' counts
+  // (982 persuadees, each donation rounded to the nearest $0.5 as the report's "real" histogram
+  // is), E = 982 × the fitted fractions (20,000 simulated persuadees, the report's recipe), divided
+  // by 1 + 982 / 20,000 for the simulation's own noise. If the corpus were 982 draws from the
+  // fitted population, X² would follow χ² with 4 degrees of freedom: P(X² > x) = e^(−x/2)(1 + x/2),
+  // so X² > 18.47 happens with probability 0.001. That is the bound.
+  const nFit = 20_000;
+  const corpus = corpusDonations();
+  const real = AMOUNTS.map((_, k) => corpus.filter((d) => Math.floor(d * 2 + 0.5) === k).length / corpus.length);
+  const donations = simulatedDonations(nFit, Rng.seed(12345));
+  const fitted = AMOUNTS.map((a) => donations.filter((d) => d === a).length / nFit);
+
+  it("the real histogram is the committed one", () => {
+    real.forEach((r, k) => expect(r).toBeCloseTo(p4gStats.donations.histogram.fractions[k], 3));
+    const bound = 18.47;
+    expect(Math.exp(-bound / 2) * (1 + bound / 2)).toBeCloseTo(0.001, 5);
+  });
+
+  // A known miss, kept as a failing expectation until the world is recalibrated: the corpus has 57
+  // of 982 persuadees giving $2 (5.8 %), the toy 0.2 %, and too many give $0.5 (X² ≈ 1,800). The
+  // world is fitted to the four summary rows above, not to the histogram's shape. `it.fails` turns
+  // red the day the shape is fitted, so that this becomes a plain test again.
+  it.fails("is within sampling error of the real one (χ², 4 df, p > 0.001) — known miss: the $2 and $0.5 bins", () => {
+    const n = corpus.length;
+    const x2 = (n * real.reduce((s, r, k) => s + (r - fitted[k]) ** 2 / fitted[k], 0)) / (1 + n / nFit);
+    const tvd = real.reduce((s, r, k) => s + Math.abs(r - fitted[k]), 0) / 2;
+    const bins = AMOUNTS.map((a, k) => `$${a}: real ${real[k].toFixed(4)} fitted ${fitted[k].toFixed(4)}`).join("; ");
+    expect(x2, `X² ${x2.toFixed(1)}, total variation ${tvd.toFixed(3)} — ${bins}`).toBeLessThan(18.47);
+  });
+});
+
+describe.skipIf(!HAVE_P4G)("the behaviour persuader against the real P4G corpus", () => {
+  const real = loadP4GStats(P4G_DIR);
   // toy act → P4G label
   const LABEL: Record<string, P4GStrategy> = {
     logical: "logical-appeal",

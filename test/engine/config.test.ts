@@ -1,13 +1,19 @@
 // Model config validation and checkpoint integrity checks.
 import { describe, it, expect } from "vitest";
-import { validateModelConfig, parameterCount, paramSpecs, DEFAULT_MODEL } from "../../src/engine/config";
+import { validateModelConfig, parameterCount, DEFAULT_MODEL } from "../../src/engine/config";
 import { initCheckpoint, validateCheckpoint, cloneCheckpoint, transferables } from "../../src/engine/checkpoint";
 import { TINY } from "./fixtures";
 
 describe("model config", () => {
   it("accepts the default and counts its parameters", () => {
     expect(validateModelConfig(DEFAULT_MODEL)).toBe(DEFAULT_MODEL);
-    expect(parameterCount(DEFAULT_MODEL)).toBe(paramSpecs(DEFAULT_MODEL).reduce((n, s) => n + s.shape.reduce((a, b) => a * b, 1), 0));
+    // Counted by hand (V = 64, T = 32, d = 64, MLP 4d = 256): embeddings 64·64 + 32·64 = 6,144;
+    // a block: LN 2·64, qkv 64·192 + 192, out 64·64 + 64, LN 2·64, MLP 64·256 + 256 + 256·64 + 64
+    // = 49,984; final LN 2·64 and head 64·64 + 64 = 4,288. One block 60,416; two 110,400.
+    expect(parameterCount(DEFAULT_MODEL)).toBe(60_416);
+    expect(parameterCount({ ...DEFAULT_MODEL, layers: 2 })).toBe(110_400);
+    // TINY (V = 11, T = 7, d = 8, MLP 16, two blocks): 88 + 56 + 2·(16 + 216 + 72 + 16 + 144 + 136) + 16 + 99 = 1,459
+    expect(parameterCount(TINY)).toBe(1_459);
   });
 
   it.each([

@@ -1,4 +1,5 @@
-// The adaptive probe: the exact adapt-once persuader against humans and against a simulator.
+// The adaptive probe: the exact adapt-once persuader against humans and against a simulator. Its
+// stated value is checked against an exact evaluation of its moves over the whole game tree.
 import { describe, expect, it } from "vitest";
 import { adaptOncePersuader, ceilings } from "../../src/benchmarks/persuasion/ceilings";
 import { createPersuasion } from "../../src/benchmarks/persuasion/world";
@@ -33,9 +34,51 @@ class Stingy implements UserSimulator {
   }
 }
 
+/**
+ * Exact P(success) of a deterministic persuader with humans, from the population's generative
+ * model alone: the joint of latent type and card from the type priors and trait probabilities
+ * (trait "high" with probability ½ + κ·(trait − ½)), then every branch of the game tree — the
+ * persuader's act at agent turns, each reply the type may give at talk turns (weighted by
+ * replyProbs), and at the donation decision the probability of $1 or more. Shares nothing with
+ * ceilings.ts (no plan tables, no assumption about which replies the persuader reads).
+ */
+function exactHumanSuccess(act: (d: Dialogue) => number): number {
+  const pop = bench.population;
+  const { types, cardInformativeness: kappa } = pop.params;
+  const success = bench.acts.flatMap((a, i) => (a.kind === "outcome" && Number(a.name.slice(1)) >= 1 ? [i] : []));
+  expect(success.map((i) => bench.acts[i].name)).toEqual(["$1", "$1.5", "$2"]);
+  const value = (z: number, d: Dialogue): number => {
+    const t = bench.turn(d);
+    if (t === "done") throw new Error("the decision ends the recursion first");
+    if (t === "agent") return value(z, { card: d.card, acts: [...d.acts, act(d)] });
+    const r = pop.replyProbs(z, d);
+    if (bench.acts[d.acts[d.acts.length - 1]].name === "ask" || d.acts.length === 2 * bench.maxExchanges) return success.reduce((s, i) => s + r[i], 0);
+    let v = 0;
+    r.forEach((p, u) => p > 0 && (v += p * value(z, { card: d.card, acts: [...d.acts, u] })));
+    return v;
+  };
+  let total = 0;
+  let mass = 0;
+  for (const { card } of pop.cardDistribution()) {
+    types.forEach((type, z) => {
+      const pCard = card.reduce((p, c, j) => {
+        const high = 0.5 + kappa * (type.traits[j] - 0.5);
+        return p * (bench.acts[c].name.endsWith("-high") ? high : 1 - high);
+      }, 1);
+      mass += type.prior * pCard;
+      total += type.prior * pCard * value(z, { card, acts: [] });
+    });
+  }
+  expect(mass).toBeCloseTo(1, 12);
+  return total;
+}
+
 describe("adaptive probe", () => {
   it("the persuader plays its plan: opener, then strategies chosen from the first reply, then ask or a last strategy", () => {
-    expect(persuader.value).toBeCloseTo(ceilings(bench.population).adaptOnce.humanSuccess, 12);
+    // its stated value is its exact success with humans, which the oracle below computes without ceilings.ts
+    const exact = exactHumanSuccess((d) => persuader.act(d));
+    expect(persuader.value).toBeCloseTo(exact, 12);
+    expect(ceilings(bench.population).adaptOnce.humanSuccess).toBeCloseTo(exact, 12);
     const d: Dialogue = { card: bench.population.cardDistribution()[0].card, acts: [] };
     const rng = Rng.seed(1);
     for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) d.acts.push(t === "agent" ? persuader.act(d) : rng.categorical(bench.population.replyProbs(0, d)));
