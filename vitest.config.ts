@@ -5,7 +5,11 @@ import { defineConfig } from "vitest/config";
 import { svelte } from "@sveltejs/vite-plugin-svelte";
 import { playwright } from "@vitest/browser-playwright";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium";
+// @ts-expect-error — a plain .mjs script, no type declarations
+import { findChromium } from "./scripts/chromium.mjs";
+
+// `npm test` has made sure there is one (scripts/chromium.mjs --ensure); a plain `vitest` run without one fails in the browser project, naming the path
+const CHROMIUM: string = (await findChromium()) ?? "/usr/lib/chromium/chromium";
 
 export default defineConfig({
   test: {

@@ -8,7 +8,7 @@ import { chromium } from "playwright";
 import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "../test/e2e/harness";
 
 const { values } = parseArgs({ options: { preset: { type: "string", default: "persuasion-quick" }, backend: { type: "string", default: "wasm" }, timeout: { type: "string", default: "1800" } } });
-const { server, base, tmp } = await serveBuild("collapse-lab-autorun-");
+const { base, tmp, cleanup } = await serveBuild("collapse-lab-autorun-");
 const context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 try {
   const page = await context.newPage();
@@ -32,5 +32,5 @@ try {
   for (const e of errors) console.log(`  page error: ${e}`);
 } finally {
   await context.close();
-  await server.close();
+  await cleanup(); // the server and the build folder
 }

@@ -1,7 +1,8 @@
 // Thin Comlink adapter: exposes one LmService per worker (the lm tier's models live here, off
 // the UI thread). Callbacks arrive as Comlink proxies; progress is fire-and-forget.
 import * as Comlink from "comlink";
-import { LmService, type LmLoadOptions } from "../src/lm/lm-service";
+import { LmService, type LmJob, type LmLoadOptions } from "../src/lm/lm-service";
+import type { GenerateOptions, LmPrompt } from "../src/lm/types";
 import type { LoadProgress, ModelSource } from "../src/lm/backend";
 
 class LmWorker extends LmService {
@@ -11,6 +12,10 @@ class LmWorker extends LmService {
 
   override loadEmbeddingModel(src: ModelSource, opts?: LmLoadOptions, onProgress?: (p: LoadProgress) => void) {
     return super.loadEmbeddingModel(src, opts, onProgress ? (p) => void onProgress(p) : undefined);
+  }
+
+  override generate(handle: number, prompt: LmPrompt, opts?: GenerateOptions, job?: LmJob, onToken?: (steps: number) => void) {
+    return super.generate(handle, prompt, opts, job, onToken ? (n) => void onToken(n) : undefined);
   }
 
   override async embed(handle: number, texts: string[]): Promise<Float32Array[]> {

@@ -174,7 +174,8 @@ export async function runUnit(
 
   try {
     const steps = opponents ? config.rl.steps : 0;
-    onProgress?.({ condition, seed, step: 0, steps, point: await curvePoint(0, NaN) });
+    const start = await curvePoint(0, NaN); // not inside onProgress?.(…): the curve must not depend on whether anyone listens
+    onProgress?.({ condition, seed, step: 0, steps, point: start });
     const hyper: GrpoHyper = {
       ...DEFAULT_OPTIM,
       lr: config.rl.lr,

@@ -65,9 +65,11 @@ export interface LoadOptions {
   signal?: AbortSignal;
 }
 
-/** Per-call controls that cannot travel as plain data: cancellation. */
+/** Per-call controls that cannot travel as plain data: cancellation and progress. */
 export interface CallControl {
   signal?: AbortSignal;
+  /** generate(): called after each generation step with the steps done so far (progress; a cancel can start from it). */
+  onToken?: (steps: number) => void;
 }
 
 const IS_NODE = typeof process !== "undefined" && !!process.versions?.node && typeof window === "undefined" && typeof self === "undefined";
@@ -348,7 +350,11 @@ export class TransformersLanguageModel implements LanguageModel {
       const input = new Tensor("int64", BigInt64Array.from({ length: rows * ids.length }, (_, i) => BigInt(ids[i % ids.length])), [rows, ids.length]);
       const mask = new Tensor("int64", new BigInt64Array(rows * ids.length).fill(1n), [rows, ids.length]);
       if (sample) random.seed(opts.seed);
-      const stopOnAbort = (inputIds: bigint[][]) => inputIds.map(() => !!control.signal?.aborted);
+      let steps = 0;
+      const stopOnAbort = (inputIds: bigint[][]) => {
+        control.onToken?.(++steps);
+        return inputIds.map(() => !!control.signal?.aborted);
+      };
       const forward = this.model.forward;
       // one macrotask per step so a cancel message reaches the worker while the loop runs
       this.model.forward = async (inputs: Record<string, unknown>) => {

@@ -40,8 +40,10 @@ export class RemoteLanguageModel implements LanguageModel {
     }
   }
 
-  generate(prompt: LmPrompt, opts?: GenerateOptions, control: { signal?: AbortSignal } = {}): Promise<Generation[]> {
-    return this.#withJob("generate", control.signal, (jobId) => this.api.generate(this.handle, prompt, opts, { jobId }));
+  /** `onToken` (progress: generation steps done in the worker) arrives asynchronously, one message per step. */
+  generate(prompt: LmPrompt, opts?: GenerateOptions, control: { signal?: AbortSignal; onToken?: (steps: number) => void } = {}): Promise<Generation[]> {
+    const onToken = control.onToken ? Comlink.proxy(control.onToken) : undefined;
+    return this.#withJob("generate", control.signal, (jobId) => this.api.generate(this.handle, prompt, opts, { jobId }, onToken));
   }
 
   score(prompt: LmPrompt, continuations: string[], control: { signal?: AbortSignal } = {}): Promise<ContinuationScore[]> {

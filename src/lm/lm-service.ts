@@ -109,9 +109,10 @@ export class LmService {
     return m;
   }
 
-  generate(handle: number, prompt: LmPrompt, opts: GenerateOptions = {}, job: LmJob = {}): Promise<TokenGeneration[]> {
+  /** `onToken` gets the generation steps done so far after each step. */
+  generate(handle: number, prompt: LmPrompt, opts: GenerateOptions = {}, job: LmJob = {}, onToken?: (steps: number) => void): Promise<TokenGeneration[]> {
     const lm = this.#lm(handle);
-    return this.#job(job.jobId, (signal) => lm.generate(prompt, opts, { signal }));
+    return this.#job(job.jobId, (signal) => lm.generate(prompt, opts, { signal, onToken }));
   }
 
   score(handle: number, prompt: LmPrompt, continuations: string[], job: LmJob = {}): Promise<ContinuationScore[]> {

@@ -22,7 +22,7 @@ beforeAll(async () => {
     const { handle, info } = await w.api.loadLanguageModel({ id: TINY_LM, files: tiny.files }, { device, progressMs: 0 }, Comlink.proxy((p: LoadProgress) => void progress.push(p)));
     workers.set(device, { w, lm: new RemoteLanguageModel(w.api, handle, info), progress });
   }
-});
+}, 240_000); // two workers, each loading ORT and the model (WebGPU on SwiftShader): slow on a busy machine
 afterAll(() => workers.forEach(({ w }) => w.terminate()));
 
 describe.each(DEVICES)("tiny LM in a module worker on %s", (device) => {
@@ -75,10 +75,17 @@ describe("across the worker boundary", () => {
   it("an AbortSignal cancels generation in the worker, which stays usable", async () => {
     const { lm } = workers.get("wasm")!;
     const controller = new AbortController();
-    const run = lm.generate({ text: "I" }, { maxNewTokens: 120, temperature: 1, seed: 1 }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 30);
+    const maxNewTokens = tiny.dims.context - 1; // as long as the context allows: the cancel has ~all of it to cross over
+    let steps = 0;
+    const onToken = (n: number) => {
+      steps = Math.max(steps, n);
+      if (n === 1) controller.abort(); // from the worker's first step: the generation is known to be running
+    };
+    const run = lm.generate({ text: "I" }, { maxNewTokens, temperature: 1, seed: 1 }, { signal: controller.signal, onToken });
     const e = await run.then(() => null, (err: unknown) => err);
     expect(lmErrorKind(e)).toBe("cancelled");
+    expect(steps).toBeGreaterThanOrEqual(1);
+    expect(steps).toBeLessThan(maxNewTokens); // it stopped before the end
     const [after] = await lm.generate({ text: "I" }, { maxNewTokens: 3 });
     expect(after.tokens).toBeGreaterThan(0);
   });

@@ -1,18 +1,37 @@
 // Shared by the end-to-end tests: a production build of the app served by Vite's preview server
-// on 127.0.0.1, and the system's headless Chromium with WebGPU on SwiftShader.
+// on 127.0.0.1, and the system's headless Chromium with WebGPU on SwiftShader (found by
+// scripts/chromium.mjs: $CHROME_PATH, the standard locations, Playwright's).
 import { build, preview, type PreviewServer } from "vite";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium";
+// @ts-expect-error — a plain .mjs script, no type declarations
+import { findChromium, INSTALL_HINT } from "../../scripts/chromium.mjs";
+
+const found: string | null = await findChromium();
+if (!found) throw new Error(INSTALL_HINT);
+export const CHROMIUM: string = found;
 export const CHROMIUM_ARGS = ["--enable-unsafe-webgpu", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"];
 
-/** Builds the app into a fresh temporary folder and serves it; returns the server, its URL and the folder. */
-export async function serveBuild(prefix: string): Promise<{ server: PreviewServer; base: string; tmp: string }> {
+/**
+ * Builds the app into a fresh temporary folder and serves it; returns the server, its URL, the
+ * folder (a build is 30–50 MB; callers may keep a browser profile or downloads there too) and
+ * `cleanup()`, which closes the server and removes the folder: call it last, after the browser
+ * that uses a profile there is closed (safe to call twice, or after server.close()).
+ */
+export async function serveBuild(prefix: string): Promise<{ server: PreviewServer; base: string; tmp: string; cleanup: () => Promise<void> }> {
   const tmp = mkdtempSync(join(tmpdir(), prefix));
-  const outDir = join(tmp, "dist");
-  await build({ logLevel: "warn", build: { outDir, emptyOutDir: true } });
-  const server = await preview({ logLevel: "warn", preview: { host: "127.0.0.1", port: 0, strictPort: false }, build: { outDir } });
-  return { server, base: server.resolvedUrls!.local[0], tmp };
+  const remove = () => rmSync(tmp, { recursive: true, force: true });
+  try {
+    const outDir = join(tmp, "dist");
+    await build({ logLevel: "warn", build: { outDir, emptyOutDir: true } });
+    const server = await preview({ logLevel: "warn", preview: { host: "127.0.0.1", port: 0, strictPort: false }, build: { outDir } });
+    let closed: Promise<void> | null = null;
+    const cleanup = () => (closed ??= server.close().finally(remove));
+    return { server, base: server.resolvedUrls!.local[0], tmp, cleanup };
+  } catch (e) {
+    remove(); // a failed build leaves nothing behind
+    throw e;
+  }
 }

@@ -4,23 +4,22 @@
 // numbers and the donation chart must render with no console errors and no request leaving the
 // origin.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PreviewServer } from "vite";
 import { chromium, type Browser } from "playwright";
 import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
 const RUN_TIMEOUT = 90_000;
 
-let server: PreviewServer;
 let base: string;
 let browser: Browser;
+let cleanup: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  ({ server, base } = await serveBuild("collapse-lab-lm-e2e-"));
+  ({ base, cleanup } = await serveBuild("collapse-lab-lm-e2e-"));
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-}, 120_000);
+}, 300_000); // a production build (tens of seconds alone, minutes on a busy machine) and a browser start
 
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
+  await cleanup?.(); // closes the server and removes the build
 });
 
 describe("the LM lab page", () => {

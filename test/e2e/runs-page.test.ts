@@ -11,18 +11,19 @@ import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
 import { PRESETS } from "../../src/experiment/presets";
 
 let server: PreviewServer;
+let cleanup: (() => Promise<void>) | undefined;
 let base: string;
 let context: BrowserContext;
 
 beforeAll(async () => {
   let tmp: string;
-  ({ server, base, tmp } = await serveBuild("collapse-lab-runs-"));
+  ({ server, base, tmp, cleanup } = await serveBuild("collapse-lab-runs-"));
   context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }, 180_000);
 
 afterAll(async () => {
   await context?.close();
-  await server?.close();
+  await cleanup?.(); // closes the server and removes the build folder
 });
 
 const title = (id: string) => PRESETS.find((p) => p.id === id)!.title;

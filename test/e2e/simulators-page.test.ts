@@ -10,18 +10,19 @@ import { join } from "node:path";
 import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
 
 let server: PreviewServer;
+let cleanup: (() => Promise<void>) | undefined;
 let base: string;
 let context: BrowserContext;
 let tmp: string;
 
 beforeAll(async () => {
-  ({ server, base, tmp } = await serveBuild("collapse-lab-e2e-sim-"));
+  ({ server, base, tmp, cleanup } = await serveBuild("collapse-lab-e2e-sim-"));
   context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }, 180_000);
 
 afterAll(async () => {
   await context?.close();
-  await server?.close();
+  await cleanup?.(); // closes the server and removes the build folder
 });
 
 async function open(width: number): Promise<{ page: Page; errors: string[] }> {

@@ -12,18 +12,19 @@ import { parseReport } from "../../src/experiment/report-schema";
 import { PAGES } from "../../src/app/lib/url-state";
 
 let server: PreviewServer;
+let cleanup: (() => Promise<void>) | undefined;
 let base: string;
 let context: BrowserContext;
 
 beforeAll(async () => {
   let tmp: string;
-  ({ server, base, tmp } = await serveBuild("collapse-lab-story-"));
+  ({ server, base, tmp, cleanup } = await serveBuild("collapse-lab-story-"));
   context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await context?.close();
-  await server?.close();
+  await cleanup?.(); // closes the server and removes the build folder
 });
 
 async function open(path: string, viewport = { width: 1280, height: 800 }): Promise<{ page: Page; errors: string[] }> {
@@ -62,7 +63,7 @@ describe("the first screen", () => {
     expect(await page.getByTestId("run").boundingBox().then((b) => b!.y + b!.height)).toBeLessThanOrEqual(fold); // Run is in view too
     expect(errors).toEqual([]);
     await page.close();
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("the figure shows what the URL and the controls say", () => {
@@ -75,14 +76,14 @@ describe("the figure shows what the URL and the controls say", () => {
     await expect.poll(() => page.getByTestId("runbar").textContent()).toContain(`${(quick.timing.totalMs / 1000).toFixed(0)} s`);
     expect(await page.getByTestId("figure-mismatch").count()).toBe(0);
     await page.close();
-  }, 120_000);
+  }, 300_000);
 
   it("a set= override that no recording matches is said over the figure", async () => {
     const { page } = await open("./?set=simulator.gamma%3D1");
     await page.getByTestId("figure-mismatch").waitFor({ timeout: 60_000 });
     expect(await page.getByTestId("figure-mismatch").textContent()).toMatch(/simulator\.gamma\s*10 here, 1 chosen/);
     await page.close();
-  }, 120_000);
+  }, 300_000);
 
   it("a knob edit is said over the figure, and undoing it clears the notice", async () => {
     const { page } = await open("./");
@@ -97,7 +98,7 @@ describe("the figure shows what the URL and the controls say", () => {
     await knob.press("Enter");
     await expect.poll(() => page.getByTestId("figure-mismatch").count()).toBe(0);
     await page.close();
-  }, 120_000);
+  }, 300_000);
 
   it("an embedded figure says so too, and an embed that cannot be shown says why", async () => {
     const { page } = await open("./?embed=curves&set=simulator.gamma%3D1");
@@ -109,7 +110,7 @@ describe("the figure shows what the URL and the controls say", () => {
     await page.goto(new URL("./?embed=nothing", base).href);
     expect(await page.getByRole("alert").textContent()).toMatch(/No figure "nothing"/);
     await page.close();
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("layout", () => {
@@ -143,7 +144,7 @@ describe("layout", () => {
     const settings = await page.getByTestId("settings").boundingBox();
     expect(figure!.y).toBeLessThan(settings!.y);
     await page.close();
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("statistics on screen", () => {
@@ -184,7 +185,7 @@ describe("presentation mode", () => {
     await page.locator("header").waitFor();
     expect(page.url()).not.toContain("present=1");
     await page.close();
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("Pause during pretraining", () => {

@@ -14,7 +14,7 @@ import { CONFIGS, FORBIDDEN, MASKS, MLE, POLICY, ROWS, finiteDifferences, policy
 let jax: JaxBackend;
 beforeAll(async () => {
   jax = await JaxBackend.create("wasm");
-});
+}, 120_000); // compiles jax-js's wasm: seconds alone, far more when the cores are busy
 const reference = new ReferenceBackend();
 const opts = { capacity: ROWS + 2, masks: MASKS }; // capacity > rows: padding must not matter
 

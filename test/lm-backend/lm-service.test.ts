@@ -36,10 +36,17 @@ describe("LmService", () => {
 
   it("cancels a job by id; unknown ids report false; ids are unique while running", async () => {
     const { handle } = await service.loadLanguageModel(await tinySource(TINY_LM));
-    const run = service.generate(handle, { text: "I" }, { maxNewTokens: 120, temperature: 1, seed: 2 }, { jobId: "g1" });
+    let cancelled: boolean | null = null;
+    let steps = 0;
+    const onToken = (n: number) => {
+      steps = n;
+      if (n === 2) cancelled = service.cancel("g1"); // from progress: the job is known to be running
+    };
+    const run = service.generate(handle, { text: "I" }, { maxNewTokens: 120, temperature: 1, seed: 2 }, { jobId: "g1" }, onToken);
     await expect(service.generate(handle, { text: "I" }, {}, { jobId: "g1" })).rejects.toThrow(/already running/);
-    setTimeout(() => expect(service.cancel("g1")).toBe(true), 10);
     await expect(run).rejects.toSatisfy((e) => lmErrorKind(e) === "cancelled");
+    expect(cancelled).toBe(true);
+    expect(steps).toBe(2); // no step after the cancel
     expect(service.cancel("g1")).toBe(false);
     await service.unload(handle);
   });

@@ -2,7 +2,7 @@
 // and run by onnxruntime-web (wasm, in Node) gives the float64 reference backend's logits within
 // 1e-4: full sequences, token by token through the KV cache, and left-padded rows. Loaded by
 // transformers.js from disk, its greedy continuation equals the reference's.
-import { describe, it, expect, beforeAll } from "vitest";
+import { describe, it, expect, beforeAll, onTestFinished } from "vitest";
 import * as ort from "onnxruntime-web";
 import { join } from "node:path";
 import { AutoModelForCausalLM, Tensor, env } from "@huggingface/transformers";
@@ -120,8 +120,10 @@ describe("engine export under transformers.js", () => {
     const config = CONFIGS[0][1];
     const ck = randomCheckpoint(config, 9);
     await writeHfFolder(join(MODELS_DIR, "engine-export"), exportCheckpoint(ck));
+    const saved = { allowRemoteModels: env.allowRemoteModels, localModelPath: env.localModelPath }; // transformers.js's env is global
     env.allowRemoteModels = false;
     env.localModelPath = MODELS_DIR + "/";
+    onTestFinished(() => void Object.assign(env, saved));
     const model = await AutoModelForCausalLM.from_pretrained("engine-export");
     try {
       const prompt = [3, 1, 4];
