@@ -231,10 +231,13 @@ export function applySet(config: unknown, assignment: string): unknown {
   } catch {
     value = raw;
   }
+  // a name like __proto__ would reach Object.prototype and change every object of the page
+  const bad = path.find((k) => k === "" || k === "__proto__" || k === "constructor" || k === "prototype");
+  if (bad !== undefined) throw new ConfigError(`--set ${path.join(".")}: no such setting (${JSON.stringify(bad)} is not a setting's name)`);
   const out = structuredClone(config) as Record<string, unknown>;
   let node: Record<string, unknown> = out;
   for (let i = 0; i < path.length - 1; i++) {
-    const next = node[path[i]];
+    const next = Object.hasOwn(node, path[i]) ? node[path[i]] : undefined;
     if (typeof next !== "object" || next === null) throw new ConfigError(`--set ${path.join(".")}: no such setting (${path.slice(0, i + 1).join(".")} is not a section)`);
     node = next as Record<string, unknown>;
   }

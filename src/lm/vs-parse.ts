@@ -163,21 +163,25 @@ function readProbabilities(items: RawItem[], warnings: string[]): (number | null
 export function resolveProbabilities(stated: readonly (number | null)[], warnings: string[] = []): number[] {
   const n = stated.length;
   if (n === 0) return [];
-  const known = stated.filter((p): p is number => p !== null);
+  // computed in units of the largest stated value when it exceeds 1, so that sums of huge stated
+  // numbers (1e308) cannot overflow to Infinity; with every value ≤ 1 the scale is 1
+  const scale = Math.max(1, ...stated.map((p) => (p === null ? 0 : p)));
+  const known = stated.filter((p): p is number => p !== null).map((p) => p / scale);
   const m = n - known.length;
   const S = known.reduce((s, p) => s + p, 0);
   if (known.length === 0 || !(S > 0)) {
     warnings.push(known.length === 0 ? `no usable probabilities; all ${n} candidates get 1/${n}` : `all stated probabilities are 0; all ${n} candidates get 1/${n}`);
     return new Array<number>(n).fill(1 / n);
   }
+  const leftOver = S < 1 / scale; // the stated ones sum to less than 1
   let fill = 0;
   if (m > 0) {
-    fill = S < 1 ? (1 - S) / m : S / known.length;
-    warnings.push(`${m} candidate${m === 1 ? "" : "s"} without a probability got ${S < 1 ? "an equal share of the mass left over" : "the mean stated probability"} (${fill.toPrecision(3)} each)`);
+    fill = leftOver ? (1 / scale - S) / m : S / known.length;
+    warnings.push(`${m} candidate${m === 1 ? "" : "s"} without a probability got ${leftOver ? "an equal share of the mass left over" : "the mean stated probability"} (${(fill * scale).toPrecision(3)} each)`);
   }
-  const filled = stated.map((p) => (p === null ? fill : p));
+  const filled = stated.map((p) => (p === null ? fill : p / scale));
   const total = filled.reduce((s, p) => s + p, 0);
-  if (Math.abs(total - 1) > 0.01) warnings.push(`probabilities sum to ${total.toPrecision(3)}; normalised to 1`);
+  if (Math.abs(total * scale - 1) > 0.01) warnings.push(`probabilities sum to ${(total * scale).toPrecision(3)}; normalised to 1`);
   return filled.map((p) => p / total);
 }
 
