@@ -19,7 +19,10 @@ try {
   await page.goto(url);
   let last = "";
   const ticker = setInterval(async () => {
-    const text = await page.locator(".status").innerText().catch(() => "");
+    const text = await page
+      .locator(".status")
+      .innerText()
+      .catch(() => "");
     const line = text.split("\n").find((l) => /training|pretraining|diagnosing/.test(l)) ?? "";
     if (line && line !== last) console.error(`${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s  ${line}`);
     last = line;

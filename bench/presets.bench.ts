@@ -104,7 +104,9 @@ const measured = runs.map(phases);
 const fmt = (x: number, unit: string) => (Number.isFinite(x) ? (unit === "ms" ? `${x.toFixed(1)} ms` : `${x.toFixed(1)} s`) : "–");
 const header = ["phase", ...runs.map((r) => r.variant.label)];
 if (runs.length === 2) header.push("speed-up");
-console.log(`\n${preset}${rlSteps !== base.rl.steps ? ` (RL shortened to ${rlSteps} steps)` : ""}: ${config.seeds} seed(s), conditions ${config.conditions.join(" ")}, ${config.rl.steps} RL steps × ${config.rl.prompts * config.rl.groupSize} rollouts, ${parallel} worker(s), wasm`);
+console.log(
+  `\n${preset}${rlSteps !== base.rl.steps ? ` (RL shortened to ${rlSteps} steps)` : ""}: ${config.seeds} seed(s), conditions ${config.conditions.join(" ")}, ${config.rl.steps} RL steps × ${config.rl.prompts * config.rl.groupSize} rollouts, ${parallel} worker(s), wasm`,
+);
 console.log(
   table([
     header,

@@ -30,8 +30,15 @@ log(`Persuasion for Good statistics from ${dir}`);
 log();
 log(`Persuadee donations: n ${d.n} (dropped: ${d.droppedNonNumeric} non-numeric, ${d.outOfRangeCount} outside [0, 2])`);
 log(`  mean $${fixed(d.mean, 3)} · give $0 ${pct(d.zeroFraction, 1)} · median among donors $${fixed(d.donorMedian, 2)} · success (≥ $1) ${pct(d.successFraction, 1)}`);
-log(`  if the ${clamped.donations.outOfRangeCount} out-of-range records were clamped to $2 instead: mean $${fixed(clamped.donations.mean, 3)}, give $0 ${pct(clamped.donations.zeroFraction, 1)}, success ${pct(clamped.donations.successFraction, 1)}`);
-log(table([["toy amount", ...d.histogram.amounts.map((a) => `$${a}`)], ["fraction", ...d.histogram.fractions.map((f) => pct(f, 1))]]));
+log(
+  `  if the ${clamped.donations.outOfRangeCount} out-of-range records were clamped to $2 instead: mean $${fixed(clamped.donations.mean, 3)}, give $0 ${pct(clamped.donations.zeroFraction, 1)}, success ${pct(clamped.donations.successFraction, 1)}`,
+);
+log(
+  table([
+    ["toy amount", ...d.histogram.amounts.map((a) => `$${a}`)],
+    ["fraction", ...d.histogram.fractions.map((f) => pct(f, 1))],
+  ]),
+);
 log();
 
 const sd = stats.strategyDonation;
@@ -52,7 +59,11 @@ log(
   ]),
 );
 log(`  highest: by sentences ${sd.highestBySentences}, by use ${sd.highestByUse} (clamped: ${clamped.strategyDonation.highestBySentences}, ${clamped.strategyDonation.highestByUse})`);
-log(`  other persuader acts: ${Object.entries(stats.strategies.otherPersuaderCounts).map(([k, n]) => `${k} ${n}`).join(", ")}`);
+log(
+  `  other persuader acts: ${Object.entries(stats.strategies.otherPersuaderCounts)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(", ")}`,
+);
 log();
 
 log(`Persuadee acts (${Object.values(stats.persuadeeActs.counts).reduce((a, b) => a + b, 0)} sentences)`);
@@ -64,7 +75,9 @@ log(`Persuadee traits vs donating (> $0); |r| > ${fixed(rCritical(td.n.agreeable
 log(table([["trait", "n", "r"], ...P4G_TRAITS.map((t) => [t, String(td.n[t]), r(td.correlations[t])])]));
 log();
 
-log(`Annotated dialogues: ${stats.annotated.dialogues}, ${stats.annotated.sentences} sentences, ${fixed(stats.annotated.meanPersuaderTurns, 2)} persuader turns on average (the toy has ≤ 5 exchanges)`);
+log(
+  `Annotated dialogues: ${stats.annotated.dialogues}, ${stats.annotated.sentences} sentences, ${fixed(stats.annotated.meanPersuaderTurns, 2)} persuader turns on average (the toy has ≤ 5 exchanges)`,
+);
 
 writeFileSync(OUT, JSON.stringify(roundP4GStats(stats), null, 2) + "\n");
 log();

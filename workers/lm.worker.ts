@@ -20,7 +20,10 @@ class LmWorker extends LmService {
 
   override async embed(handle: number, texts: string[]): Promise<Float32Array[]> {
     const vectors = await super.embed(handle, texts);
-    return Comlink.transfer(vectors, vectors.map((v) => v.buffer as ArrayBuffer));
+    return Comlink.transfer(
+      vectors,
+      vectors.map((v) => v.buffer as ArrayBuffer),
+    );
   }
 }
 

@@ -195,7 +195,10 @@ export function formatReport(r: RunReport): string {
   for (const c of r.conditions) {
     rows.push([c.id, ci(c.summary.trainSuccess, true), ci(c.summary.heldoutSuccess, true), ci(c.summary.humanSuccess, true), ci(c.summary.policyEntropy, false)]);
   }
-  const lines = [`${r.world.benchmark} — ${r.config.seeds} seed(s), γ = ${r.config.simulator.gamma}, ${r.config.seeds > 1 ? "mean [95% Student-t interval over seeds, cut at each metric's range]" : "one seed: means, no interval"}`, table(rows)];
+  const lines = [
+    `${r.world.benchmark} — ${r.config.seeds} seed(s), γ = ${r.config.simulator.gamma}, ${r.config.seeds > 1 ? "mean [95% Student-t interval over seeds, cut at each metric's range]" : "one seed: means, no interval"}`,
+    table(rows),
+  ];
   const diffs = r.comparisons.filter((c) => c.metric !== "policyEntropy");
   if (diffs.length && r.config.seeds > 1) {
     lines.push("", "paired differences vs single (points, 95% Student-t interval over seeds)");
@@ -231,7 +234,13 @@ export function formatReport(r: RunReport): string {
     lines.push(
       table([
         ["simulator", "true γ", "γ (MLE)", "SCOPE γ (mean)", "mode coverage %"],
-        ...d.simulators.map((s) => [s.name, s.trueGamma === null ? "–" : s.trueGamma.toFixed(1), s.gammaMLE ? `${s.gammaMLE.gamma.toFixed(2)} ± ${s.gammaMLE.se.toFixed(2)}` : "–", s.scope ? s.scope.mean.toFixed(2) : "–", (100 * s.modeCoverage).toFixed(0)]),
+        ...d.simulators.map((s) => [
+          s.name,
+          s.trueGamma === null ? "–" : s.trueGamma.toFixed(1),
+          s.gammaMLE ? `${s.gammaMLE.gamma.toFixed(2)} ± ${s.gammaMLE.se.toFixed(2)}` : "–",
+          s.scope ? s.scope.mean.toFixed(2) : "–",
+          (100 * s.modeCoverage).toFixed(0),
+        ]),
         ...d.unions.map((u) => [`∪ ${u.name}`, "", "", "", (100 * u.coverage).toFixed(0)]),
       ]),
     );

@@ -11,15 +11,7 @@ export interface Draw {
 }
 
 /** Draws token pos[b] of every row b given the tokens before it; does not write it. */
-export async function sampleNext(
-  model: EngineModel,
-  tokens: Int32Array,
-  rows: number,
-  pos: Int32Array,
-  cls: Int32Array | undefined,
-  rng: Rng,
-  dist?: Dist,
-): Promise<Draw> {
+export async function sampleNext(model: EngineModel, tokens: Int32Array, rows: number, pos: Int32Array, cls: Int32Array | undefined, rng: Rng, dist?: Dist): Promise<Draw> {
   const V = model.config.vocab;
   const lp = await model.nextLogprobs(tokens, rows, pos, cls, dist);
   return drawFromLogprobs(lp, rows, V, rng);

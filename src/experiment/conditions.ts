@@ -63,7 +63,11 @@ class RoutedSimulator implements UserSimulator {
     for (let m = 0; m < this.members.length; m++) {
       const rows = personas.flatMap((p, b) => (p.member === m ? [b] : []));
       if (rows.length === 0) continue;
-      const acts = await this.members[m].reply(rows.map((b) => dialogues[b]), rows.map((b) => personas[b]), rng);
+      const acts = await this.members[m].reply(
+        rows.map((b) => dialogues[b]),
+        rows.map((b) => personas[b]),
+        rng,
+      );
       rows.forEach((b, j) => (out[b] = acts[j]));
     }
     return out;
@@ -132,7 +136,10 @@ class CoTraining implements TrainingOpponents {
       for (let g = 0; g < n; g += G) {
         const rows = Array.from({ length: G }, (_, i) => g + i).filter((b) => mine[b]);
         if (rows.length < 2) continue;
-        const a = groupAdvantages(rows.map((b) => simRewards[b]), rows.length);
+        const a = groupAdvantages(
+          rows.map((b) => simRewards[b]),
+          rows.length,
+        );
         rows.forEach((b, j) => (adv[b] = a[j]));
       }
       const batch = encode(this.#ctx.bench, played.dialogues, "simulator");

@@ -58,7 +58,8 @@ const PanelMember = z
         for (const k of ["k", "selection", "exponent"] as const) if (m.lm[k] !== undefined) ctx.addIssue({ code: "custom", path: ["lm", k], message: 'only for mode "vs"' });
       }
     } else {
-      for (const k of ["gamma", "corpusScale", "seedOffset"] as const) if (m[k] === undefined) ctx.addIssue({ code: "custom", path: [k], message: "required for a pretrained panel member (one without lm)" });
+      for (const k of ["gamma", "corpusScale", "seedOffset"] as const)
+        if (m[k] === undefined) ctx.addIssue({ code: "custom", path: [k], message: "required for a pretrained panel member (one without lm)" });
     }
   });
 

@@ -97,7 +97,10 @@ export async function adaptiveProbe(bench: Benchmark, persuader: (d: Dialogue) =
       for (const b of live) if (bench.turn(dialogues[b]) === "agent") dialogues[b].acts.push(persuader(dialogues[b]));
       if (users.length === 0) continue;
       const states = users.map((b) => dialogues[b]);
-      const q = await sim.distribution(states, users.map((b) => personas[b]));
+      const q = await sim.distribution(
+        states,
+        users.map((b) => personas[b]),
+      );
       if (opponent === "humans") {
         const p = await oracle.distribution(states);
         states.forEach((_, j) => {
@@ -107,7 +110,11 @@ export async function adaptiveProbe(bench: Benchmark, persuader: (d: Dialogue) =
           if (decision) [kl.decision, kl.decisionN] = [kl.decision + k, kl.decisionN + 1];
           else [kl.talk, kl.talkN] = [kl.talk + k, kl.talkN + 1];
         });
-        const r = await humans.reply(states, users.map((b) => personas[b]), rng);
+        const r = await humans.reply(
+          states,
+          users.map((b) => personas[b]),
+          rng,
+        );
         users.forEach((b, j) => dialogues[b].acts.push(r[j]));
       } else {
         users.forEach((b, j) => dialogues[b].acts.push(rng.categorical(q.subarray(j * V, (j + 1) * V))));
@@ -228,7 +235,11 @@ async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator 
   const states = [...s.contexts.values()];
   const unavailable: string[] = [];
   if (!reference) return { gammaMLE: null, scope: attempt("SCOPE's estimators", unavailable, () => scopeEstimates(bench, states)), referenceAware: null, unavailable };
-  const ref = await reference.distribution(states.map((c) => c.d), undefined, 1);
+  const ref = await reference.distribution(
+    states.map((c) => c.d),
+    undefined,
+    1,
+  );
   const V = bench.acts.length;
   const mle: GammaContext[] = [];
   const aware: { refLogp: number[]; sim: number[] }[] = [];
@@ -302,7 +313,12 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       const m = load(r.checkpoint);
       entries.push({ sim: new NeuralSimulator(`ensemble simulator ${k + 2}`, bench, m, gamma, true), role: "ensemble", trueGamma: gamma, ref: new NeuralSimulator("", bench, m, 1, true) });
     });
-    lmPanel = await openLmPanel(bench, config, pretrained.panel.flatMap((p) => ("lm" in p ? [p] : [])), backend.name);
+    lmPanel = await openLmPanel(
+      bench,
+      config,
+      pretrained.panel.flatMap((p) => ("lm" in p ? [p] : [])),
+      backend.name,
+    );
     for (const p of pretrained.panel) {
       if ("lm" in p) {
         entries.push({ sim: lmPanel.simulators.get(p.name)!, role: "panel", trueGamma: null, ref: null });
@@ -356,7 +372,10 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       simulators,
       unions: [union("ensemble (aligned simulators)", ensembleNames), union("held-out panel", panelNames)],
       // the co-training pool exists only while its condition trains, so it has no row here
-      replyTables: await replyTables(bench, entries.filter((e) => e.role !== "humans")),
+      replyTables: await replyTables(
+        bench,
+        entries.filter((e) => e.role !== "humans"),
+      ),
       adaptiveProbe: {
         persuader: `opens with ${bench.acts[adaptive.first].name}, reads the reply and the card, follows the best plan for them`,
         ...(await adaptiveProbe(bench, (d) => adaptive.act(d), reference, n, rng.fork(9000))),

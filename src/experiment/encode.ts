@@ -93,13 +93,7 @@ export function setDecoding(mode: DecodingMode): void {
 }
 
 /** Log-probs [rows, V] of each dialogue's next act under a model, in chunks of its capacity (incremental decoding). */
-export async function nextActLogprobs(
-  bench: Benchmark,
-  model: EngineModel,
-  dialogues: Dialogue[],
-  role: Role,
-  dist: { temperature?: number; logitScale?: number } = {},
-): Promise<Float32Array> {
+export async function nextActLogprobs(bench: Benchmark, model: EngineModel, dialogues: Dialogue[], role: Role, dist: { temperature?: number; logitScale?: number } = {}): Promise<Float32Array> {
   const V = model.config.vocab;
   const T = bench.context;
   const out = new Float32Array(dialogues.length * V);

@@ -236,27 +236,39 @@ export async function runExperiment(
       }),
     ),
     Promise.all(
-      [...units].sort((a, b) => UNIT_COST[b.condition] - UNIT_COST[a.condition]).map(async ({ condition, seed }) => {
-        let m = await cached(cache, `unit:${condition}:${seed}`, () =>
-          executor.run({ kind: "unit", config, pretrained: pretrained.get(seed)!, condition }, (unit) =>
-            opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit }),
-          ),
-        );
-        trained++;
-        // timings vary run to run; the report keeps them apart from the metrics, which do not
-        const { timing, ...metricsOnly } = m;
-        if (timing) unitTimings.push({ condition, seed, ...timing });
-        m = metricsOnly;
-        const last = m.curve[m.curve.length - 1];
-        opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit: { condition, seed, step: last?.step ?? 0, steps: last?.step ?? 0, point: last } });
-        return { condition, m };
-      }),
+      [...units]
+        .sort((a, b) => UNIT_COST[b.condition] - UNIT_COST[a.condition])
+        .map(async ({ condition, seed }) => {
+          let m = await cached(cache, `unit:${condition}:${seed}`, () =>
+            executor.run({ kind: "unit", config, pretrained: pretrained.get(seed)!, condition }, (unit) => opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit })),
+          );
+          trained++;
+          // timings vary run to run; the report keeps them apart from the metrics, which do not
+          const { timing, ...metricsOnly } = m;
+          if (timing) unitTimings.push({ condition, seed, ...timing });
+          m = metricsOnly;
+          const last = m.curve[m.curve.length - 1];
+          opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit: { condition, seed, step: last?.step ?? 0, steps: last?.step ?? 0, point: last } });
+          return { condition, m };
+        }),
     ),
   ]);
 
   const conditions: ConditionReport[] = config.conditions.map((id) => {
-    const seedsOfC = metrics.filter((x) => x.condition === id).map((x) => x.m).sort((a, b) => a.seed - b.seed);
-    const summary = Object.fromEntries(SUMMARY_METRICS.map((k) => [k, summarize(seedsOfC.map((s) => s[k]), 0.95, METRIC_BOUNDS[k])])) as Record<SummaryMetric, Summary>;
+    const seedsOfC = metrics
+      .filter((x) => x.condition === id)
+      .map((x) => x.m)
+      .sort((a, b) => a.seed - b.seed);
+    const summary = Object.fromEntries(
+      SUMMARY_METRICS.map((k) => [
+        k,
+        summarize(
+          seedsOfC.map((s) => s[k]),
+          0.95,
+          METRIC_BOUNDS[k],
+        ),
+      ]),
+    ) as Record<SummaryMetric, Summary>;
     return { id, seeds: seedsOfC, summary };
   });
   const bench = benchmarkFor(config);

@@ -67,9 +67,15 @@ export async function checkLmPanel(config: ExperimentConfig): Promise<void> {
     const missing = (why: string) => new Error(`panel member ${m.name}: model not found at ${folder} (${why}); give the folder of a Hugging Face model: config.json, tokenizer files, onnx/model.onnx`);
     if (IS_NODE) {
       const { stat } = await import(/* @vite-ignore */ "node:fs/promises");
-      const isDir = await stat(folder).then((s) => s.isDirectory(), () => false);
+      const isDir = await stat(folder).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
       if (!isDir) throw missing("no such folder");
-      const hasConfig = await stat(`${folder}/config.json`).then((s) => s.isFile(), () => false);
+      const hasConfig = await stat(`${folder}/config.json`).then(
+        (s) => s.isFile(),
+        () => false,
+      );
       if (!hasConfig) throw missing("the folder has no config.json");
     } else {
       // a static host may answer a missing file with the app's index.html: only JSON counts

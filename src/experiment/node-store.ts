@@ -8,18 +8,7 @@ import { fileURLToPath } from "node:url";
 import { seedsOf, type ExperimentConfig } from "./config";
 import { presetConfig } from "./presets";
 import { describeJob, panelJobs, pretrainJobs, type PretrainJob } from "./pretrain";
-import {
-  decodeStored,
-  encodeStored,
-  expectedShape,
-  fileStore,
-  INDEX_FORMAT,
-  indexEntry,
-  jobKey,
-  parseIndex,
-  type PretrainStore,
-  type StoreIndex,
-} from "./store";
+import { decodeStored, encodeStored, expectedShape, fileStore, INDEX_FORMAT, indexEntry, jobKey, parseIndex, type PretrainStore, type StoreIndex } from "./store";
 import type { Executor } from "./tasks";
 
 /** The repository's store, which the app serves as `pretrained/` (Vite serves public/ at the base). */
@@ -69,7 +58,9 @@ function readIndex(dir: string, log: (s: string) => void): StoreIndex {
 
 function writeIndex(dir: string, index: StoreIndex): void {
   // one line per model, in key order: small diffs when a preset changes
-  const lines = Object.keys(index.models).sort().map((k) => `  ${JSON.stringify(k)}: ${JSON.stringify(index.models[k])}`);
+  const lines = Object.keys(index.models)
+    .sort()
+    .map((k) => `  ${JSON.stringify(k)}: ${JSON.stringify(index.models[k])}`);
   const tmp = join(dir, "index.json.tmp");
   writeFileSync(tmp, `{\n "format": ${JSON.stringify(index.format)},\n "models": {\n${lines.join(",\n")}\n }\n}\n`);
   renameSync(tmp, join(dir, "index.json")); // never a half-written index
@@ -80,13 +71,7 @@ function writeIndex(dir: string, index: StoreIndex): void {
  * keeps index.json current after each one (an interrupted run keeps what it finished). Jobs that
  * several presets share are pretrained once. Re-runnable: stored jobs are checked and kept.
  */
-export async function fillStore(
-  dir: string,
-  requests: StoreRequest[],
-  executor: Executor,
-  backend: string,
-  log: (s: string) => void,
-): Promise<{ stored: number; kept: number }> {
+export async function fillStore(dir: string, requests: StoreRequest[], executor: Executor, backend: string, log: (s: string) => void): Promise<{ stored: number; kept: number }> {
   mkdirSync(dir, { recursive: true });
   const index = readIndex(dir, log);
   const byKey = new Map<string, { config: ExperimentConfig; job: PretrainJob; presets: Set<string> }>();
@@ -134,7 +119,9 @@ export async function fillStore(
       index.models[key] = entry;
       writeIndex(dir, index);
       const seed = job.kind === "panel" ? `panel (seed ${job.seed})` : `seed ${job.seed}`;
-      log(`stored ${++done}/${todo.length} · ${entry.presets.join(", ")} ${seed}: ${entry.model} → ${entry.file} (${(bytes.length / 1024).toFixed(0)} KB, ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      log(
+        `stored ${++done}/${todo.length} · ${entry.presets.join(", ")} ${seed}: ${entry.model} → ${entry.file} (${(bytes.length / 1024).toFixed(0)} KB, ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+      );
     }),
   );
   return { stored: todo.length, kept: byKey.size - todo.length };

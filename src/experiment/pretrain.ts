@@ -72,14 +72,7 @@ export interface PretrainResult {
   nll: number[]; // loss every 10% of the steps
 }
 
-export async function pretrain(
-  backend: EngineBackend,
-  bench: Benchmark,
-  dialogues: Dialogue[],
-  role: Role,
-  cfg: ExperimentConfig["policy"],
-  seed: number,
-): Promise<PretrainResult> {
+export async function pretrain(backend: EngineBackend, bench: Benchmark, dialogues: Dialogue[], role: Role, cfg: ExperimentConfig["policy"], seed: number): Promise<PretrainResult> {
   const rng = Rng.seed(seed);
   const opts = pretrainOptions(bench, cfg);
   const model = backend.createModel(initCheckpoint(modelConfig(bench, cfg.model, role), rng.int(2 ** 31)), opts);
@@ -103,9 +96,7 @@ export async function pretrain(
 }
 
 /** A held-out panel member, in config order: a pretrained network (collapsed to π^γ) or a real LM. */
-export type PanelEntry =
-  | { name: string; gamma: number; result: PretrainResult }
-  | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> }; // loaded by lm-panel.ts where it is used
+export type PanelEntry = { name: string; gamma: number; result: PretrainResult } | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> }; // loaded by lm-panel.ts where it is used
 
 export interface PretrainedSet {
   seed: number;
@@ -128,7 +119,10 @@ export function jobRole(job: PretrainJob): Role {
 }
 
 export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
-  const jobs: PretrainJob[] = [{ kind: "reference", seed }, { kind: "policy", seed }];
+  const jobs: PretrainJob[] = [
+    { kind: "reference", seed },
+    { kind: "policy", seed },
+  ];
   if (c.conditions.includes("ensemble")) for (let k = 1; k < c.ensemble.k; k++) jobs.push({ kind: "ensemble", seed, member: k });
   return jobs;
 }

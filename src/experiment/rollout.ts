@@ -38,7 +38,11 @@ export async function play(bench: Benchmark, policy: EngineModel, user: UserSimu
         agentTurns[b] += 1;
       });
     } else {
-      acts = await user.reply(ds, active.map((b) => personas[b]), rng);
+      acts = await user.reply(
+        ds,
+        active.map((b) => personas[b]),
+        rng,
+      );
     }
     active.forEach((b, j) => dialogues[b].acts.push(acts[j]));
   }

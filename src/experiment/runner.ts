@@ -124,7 +124,12 @@ export async function runUnit(
   const T = config.rl.temperature;
   const humans = new Humans(bench);
   // LM members first: one that fails to load fails the unit before any engine model exists
-  const lmPanel = await openLmPanel(bench, config, pretrained.panel.flatMap((m) => ("lm" in m ? [m] : [])), backend.name);
+  const lmPanel = await openLmPanel(
+    bench,
+    config,
+    pretrained.panel.flatMap((m) => ("lm" in m ? [m] : [])),
+    backend.name,
+  );
   const owned = [] as { dispose(): void }[];
   const policy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
   const basePolicy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
@@ -137,12 +142,14 @@ export async function runUnit(
   });
   const opponents = createOpponents(condition, { backend, bench, config, pretrained, opts });
   // `base` is reported against the simulator `single` trains on
-  const trainSims = opponents ? () => opponents.evaluationSimulators() : (() => {
-    const model = backend.createModel(pretrained.reference.checkpoint, opts);
-    owned.push(model);
-    const sim = new NeuralSimulator("aligned simulator", bench, model, config.simulator.gamma, true);
-    return () => [sim];
-  })();
+  const trainSims = opponents
+    ? () => opponents.evaluationSimulators()
+    : (() => {
+        const model = backend.createModel(pretrained.reference.checkpoint, opts);
+        owned.push(model);
+        const sim = new NeuralSimulator("aligned simulator", bench, model, config.simulator.gamma, true);
+        return () => [sim];
+      })();
 
   // mean success over several simulators; `split` shares the n dialogues among them (train
   // simulators: a population of 10 snapshots costs what one simulator does)
@@ -244,4 +251,3 @@ export async function runUnit(
     await lmPanel.dispose();
   }
 }
-

@@ -27,7 +27,9 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v ?? null)).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const o = value as Record<string, unknown>;
-    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+    const keys = Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(",")}}`;
   }
   if (typeof value === "number" && !Number.isFinite(value)) throw new Error(`canonicalJson: ${value} has no JSON form`);
@@ -135,7 +137,8 @@ export function decodeStored(bytes: Uint8Array, key: string, expect: StoredShape
   if (h?.format !== STORED_FORMAT) throw new Error(`bad header: format is ${JSON.stringify(h?.format)}, expected "${STORED_FORMAT}"`);
   if (h.key !== key) throw new Error(`it holds the model of key ${String(h.key).slice(0, 16)}…, not ${key.slice(0, 16)}…`);
   if (canonicalJson(h.config) !== canonicalJson(expect.config)) throw new Error(`config mismatch: the file's model is ${canonicalJson(h.config)}, the job needs ${canonicalJson(expect.config)}`);
-  if ((h.optimizerStep !== null) !== expect.optimizer) throw new Error(expect.optimizer ? "config mismatch: no optimizer state, which the base policy needs" : "config mismatch: optimizer state in a simulator's file");
+  if ((h.optimizerStep !== null) !== expect.optimizer)
+    throw new Error(expect.optimizer ? "config mismatch: no optimizer state, which the base policy needs" : "config mismatch: optimizer state in a simulator's file");
   if (!Array.isArray(h.nll) || !h.nll.every((x) => typeof x === "number" && Number.isFinite(x))) throw new Error("bad header: the nll curve is not a list of finite numbers");
   if (!Array.isArray(h.tensors)) throw new Error("bad header: no tensor list");
   const sizes = h.tensors.map((t) => (Array.isArray(t?.shape) ? t.shape.reduce((a, b) => a * b, 1) : NaN));
@@ -198,7 +201,13 @@ export function parseIndex(text: string): StoreIndex {
     throw new Error(`not JSON (${(e as Error).message})`);
   }
   const r = IndexSchema.safeParse(data);
-  if (!r.success) throw new Error(r.error.issues.slice(0, 2).map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`).join("; "));
+  if (!r.success)
+    throw new Error(
+      r.error.issues
+        .slice(0, 2)
+        .map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`)
+        .join("; "),
+    );
   return r.data as StoreIndex;
 }
 
@@ -276,9 +285,7 @@ export function fileStore(location: string, read: (name: string) => Promise<Uint
 }
 
 /** Where one job's model came from, and why a stored one was not used. */
-export type StoreOutcome =
-  | { source: "store"; key: string; result: PretrainResult }
-  | { source: "trained"; key: string; problem?: string; unavailable?: string };
+export type StoreOutcome = { source: "store"; key: string; result: PretrainResult } | { source: "trained"; key: string; problem?: string; unavailable?: string };
 
 /** Looks a job up; never throws: any problem with the store means pretraining live. */
 export async function lookUp(store: PretrainStore, c: ExperimentConfig, job: PretrainJob, backend: string): Promise<StoreOutcome> {

@@ -347,7 +347,11 @@ export class TransformersLanguageModel implements LanguageModel {
       if (maxNew < 1) throw new ContextOverflowError(this.id, ids.length + 1, this.info.contextLength);
       const rows = sample ? n : 1;
 
-      const input = new Tensor("int64", BigInt64Array.from({ length: rows * ids.length }, (_, i) => BigInt(ids[i % ids.length])), [rows, ids.length]);
+      const input = new Tensor(
+        "int64",
+        BigInt64Array.from({ length: rows * ids.length }, (_, i) => BigInt(ids[i % ids.length])),
+        [rows, ids.length],
+      );
       const mask = new Tensor("int64", new BigInt64Array(rows * ids.length).fill(1n), [rows, ids.length]);
       if (sample) random.seed(opts.seed);
       let steps = 0;
@@ -390,7 +394,11 @@ export class TransformersLanguageModel implements LanguageModel {
         }
         replies.push(gen);
       }
-      const scores = await this.#logprobs(replies.map((g) => [...ids, ...g]), ids.length, control.signal);
+      const scores = await this.#logprobs(
+        replies.map((g) => [...ids, ...g]),
+        ids.length,
+        control.signal,
+      );
       const gens = replies.map((g, r) => ({ text: this.decode(g), tokens: g.length, logprob: scores[r].logprob, ids: g }));
       return sample ? gens : Array.from({ length: n }, () => ({ ...gens[0], ids: [...gens[0].ids] }));
     });
@@ -430,10 +438,12 @@ export class TransformersLanguageModel implements LanguageModel {
       const L = Math.max(...chunk.map((s) => s.length));
       const idData = new BigInt64Array(chunk.length * L).fill(BigInt(this.#padId()));
       const maskData = new BigInt64Array(chunk.length * L);
-      chunk.forEach((s, r) => s.forEach((tok, t) => {
-        idData[r * L + t] = BigInt(tok);
-        maskData[r * L + t] = 1n;
-      }));
+      chunk.forEach((s, r) =>
+        s.forEach((tok, t) => {
+          idData[r * L + t] = BigInt(tok);
+          maskData[r * L + t] = 1n;
+        }),
+      );
       await nextMacrotask();
       const outputs = (await this.model({ input_ids: new Tensor("int64", idData, [chunk.length, L]), attention_mask: new Tensor("int64", maskData, [chunk.length, L]) })) as Record<string, Tensor>;
       const logitsTensor = outputs.logits;

@@ -15,7 +15,11 @@ const NAMES: Record<LmErrorKind, string> = {
 };
 
 export class LmError extends Error {
-  constructor(readonly kind: LmErrorKind, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly kind: LmErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = NAMES[kind];
   }
@@ -28,19 +32,30 @@ export class NoWebGpuError extends LmError {
 }
 
 export class ModelNotFoundError extends LmError {
-  constructor(readonly modelId: string, where: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly modelId: string,
+    where: string,
+    options?: { cause?: unknown },
+  ) {
     super("model-not-found", `Model "${modelId}" was not found: ${where}. Check the model id (e.g. "HuggingFaceTB/SmolLM2-135M") or the local model folder.`, options);
   }
 }
 
 export class OfflineError extends LmError {
-  constructor(readonly modelId: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly modelId: string,
+    options?: { cause?: unknown },
+  ) {
     super("offline", `Could not download model "${modelId}": the model hub is unreachable (offline?). Connect, or load a local copy (localModelPath) with remote downloads off.`, options);
   }
 }
 
 export class StorageQuotaError extends LmError {
-  constructor(readonly modelId: string, detail: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly modelId: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
     super("storage-quota", `Not enough browser storage to cache model "${modelId}" (${detail}). Free space by deleting cached models, or pick a smaller model or dtype.`, options);
   }
 }

@@ -22,18 +22,7 @@
 // (π_γ ∝ exp(γ·mean token log-prob)), offered as a diagnostic against length effects.
 // SCOPE's three rough estimators run alongside on the same counts: the reference-free port
 // (`scopeGamma`) and the reference-aware Zipf / top-1 / entropy-ratio versions.
-import {
-  entropyRatioGamma,
-  gammaMLE,
-  scopeGamma,
-  top1Gamma,
-  zipfGamma,
-  type EntropyGamma,
-  type GammaFit,
-  type ScopeGamma,
-  type Top1Gamma,
-  type ZipfGamma,
-} from "../metrics/gamma";
+import { entropyRatioGamma, gammaMLE, scopeGamma, top1Gamma, zipfGamma, type EntropyGamma, type GammaFit, type ScopeGamma, type Top1Gamma, type ZipfGamma } from "../metrics/gamma";
 import type { LanguageModel, LmPrompt } from "./types";
 
 export interface LmGammaPrompt {

@@ -1,16 +1,7 @@
 // The lm tier as one service object for a worker: it owns loaded models by handle, runs
 // cancellable jobs (generation, scoring, loads) and throttles load progress. No Comlink here —
 // workers/lm.worker.ts exposes it — so the same object runs (and is tested) in Node.
-import {
-  TransformersEmbeddingModel,
-  TransformersLanguageModel,
-  runtimeVersions,
-  type DeviceRequest,
-  type LoadProgress,
-  type LoadedInfo,
-  type ModelSource,
-  type TokenGeneration,
-} from "./backend";
+import { TransformersEmbeddingModel, TransformersLanguageModel, runtimeVersions, type DeviceRequest, type LoadProgress, type LoadedInfo, type ModelSource, type TokenGeneration } from "./backend";
 import type { ContinuationScore, GenerateOptions, LmPrompt } from "./types";
 import { throttle, type Throttled } from "../service/throttle";
 

@@ -141,6 +141,10 @@ export function exportCheckpoint(ck: Checkpoint, opts: Omit<GptConfigJsonOptions
       // the engine reserves the first prefixLen positions for the card; generation starts after
       ...(prefixLen > 0 ? { "collapse-lab_prefix_len": prefixLen } : {}),
     }),
-    "onnx/model.onnx": gptOnnx(dims, ck.tensors.map((t) => t.data), "collapse-lab-engine"),
+    "onnx/model.onnx": gptOnnx(
+      dims,
+      ck.tensors.map((t) => t.data),
+      "collapse-lab-engine",
+    ),
   };
 }

@@ -127,7 +127,10 @@ function finish(found: Extracted, k: number | undefined, warnings: string[]): Vs
     warnings.push(`got ${out.length} candidate${out.length === 1 ? "" : "s"} but asked for ${k}`);
   }
   if (kept.length === 0) return [];
-  const p = resolveProbabilities(kept.map((c) => c.p), warnings);
+  const p = resolveProbabilities(
+    kept.map((c) => c.p),
+    warnings,
+  );
   return kept.map((c, i) => ({ text: c.text, probability: p[i] }));
 }
 
@@ -177,7 +180,9 @@ export function resolveProbabilities(stated: readonly (number | null)[], warning
   let fill = 0;
   if (m > 0) {
     fill = leftOver ? (1 / scale - S) / m : S / known.length;
-    warnings.push(`${m} candidate${m === 1 ? "" : "s"} without a probability got ${leftOver ? "an equal share of the mass left over" : "the mean stated probability"} (${(fill * scale).toPrecision(3)} each)`);
+    warnings.push(
+      `${m} candidate${m === 1 ? "" : "s"} without a probability got ${leftOver ? "an equal share of the mass left over" : "the mean stated probability"} (${(fill * scale).toPrecision(3)} each)`,
+    );
   }
   const filled = stated.map((p) => (p === null ? fill : p / scale));
   const total = filled.reduce((s, p) => s + p, 0);
@@ -204,7 +209,7 @@ function readNumber(v: unknown): { value: number | null; percent: boolean; probl
 function cleanText(v: unknown): string {
   if (v === undefined || v === null) return "";
   let t = (typeof v === "string" ? v : typeof v === "object" ? JSON.stringify(v) : String(v)).trim();
-  for (let again = true; again; ) {
+  for (let again = true; again;) {
     again = false;
     const stripped = t.replace(/^\*\*(.*)\*\*$/s, "$1").trim();
     const m = /^(["'“‘«])([\s\S]*)(["'”’»])$/.exec(stripped);

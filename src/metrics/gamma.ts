@@ -418,10 +418,14 @@ export function zipfGamma(contexts: readonly SimRefContext[]): ZipfGamma {
   let sxyRef = 0;
   let points = 0;
   for (const c of prepared) {
-    const sim = Array.from(c.sim).filter((p) => p > 0).sort((a, b) => b - a);
+    const sim = Array.from(c.sim)
+      .filter((p) => p > 0)
+      .sort((a, b) => b - a);
     const K = sim.length;
     if (K < 2) continue;
-    const ref = Array.from(c.logRef).sort((a, b) => b - a).slice(0, K);
+    const ref = Array.from(c.logRef)
+      .sort((a, b) => b - a)
+      .slice(0, K);
     const x = sim.map((_, r) => Math.log(r + 1));
     const mx = mean(x);
     const ys = sim.map(Math.log);

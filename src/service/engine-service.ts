@@ -103,11 +103,15 @@ export class EngineService {
     this.#jobs.set(job.jobId, controller);
     const report = onProgress ? throttle(onProgress, job.progressMs ?? 100) : undefined;
     try {
-      const result = await runPatternTask(this.#be(), { ...DEFAULT_PATTERN_TASK, ...config }, {
-        signal: controller.signal,
-        onProgress: report,
-        tick: nextMacrotask, // let cancel() and other messages in between steps
-      });
+      const result = await runPatternTask(
+        this.#be(),
+        { ...DEFAULT_PATTERN_TASK, ...config },
+        {
+          signal: controller.signal,
+          onProgress: report,
+          tick: nextMacrotask, // let cancel() and other messages in between steps
+        },
+      );
       report?.flush();
       return result;
     } catch (e) {

@@ -112,7 +112,10 @@ export class FakeHost implements LmLabHost {
     if (this.opts.hang) {
       await new Promise<void>((_, reject) => call.signal.addEventListener("abort", () => reject(new LmCancelledError(`loading ${src.id}`))));
     }
-    for (const [file, total] of [["config.json", 100], ["onnx/model.onnx", 1000]] as const) {
+    for (const [file, total] of [
+      ["config.json", 100],
+      ["onnx/model.onnx", 1000],
+    ] as const) {
       const p = (status: "initiate" | "progress" | "done", loaded: number): LoadProgress => ({ kind: "file", model: src.id, file, status, loaded, total });
       call.onProgress(p("initiate", 0));
       call.onProgress(p("progress", total / 2));

@@ -14,7 +14,12 @@ stubResizeObserver();
 afterEach(() => cleanup());
 
 const HTMLISH = "<img src=x onerror=alert(1)> I will donate $1.";
-const VS = JSON.stringify({ responses: [{ text: "Not today.", probability: 0.6 }, { text: "<b>Sure</b>, $2!", probability: 0.4 }] });
+const VS = JSON.stringify({
+  responses: [
+    { text: "Not today.", probability: 0.6 },
+    { text: "<b>Sure</b>, $2!", probability: 0.4 },
+  ],
+});
 
 function tinyLab(reply = (vs: boolean) => (vs ? VS : HTMLISH)) {
   const instruct = new FakeLm("tiny-gpt2", (p) => reply(isVsPrompt(p)));
@@ -68,7 +73,9 @@ describe("LmPage", () => {
     expect(calls[0].querySelector("b")).toBeNull();
     expect(calls[0].querySelectorAll(".chosen")).toHaveLength(1);
     const table = screen.getByTestId("measures");
-    const header = within(table).getAllByRole("columnheader").map((h) => h.textContent);
+    const header = within(table)
+      .getAllByRole("columnheader")
+      .map((h) => h.textContent);
     expect(header).toEqual(["measure", "Direct", "VS, all", "VS, selected"]);
     const row = (id: string) => [...table.querySelectorAll(`tr[data-row="${id}"] td`)].map((td) => td.textContent);
     expect(row("count")).toEqual(["4", "4", "2"]);

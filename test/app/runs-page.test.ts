@@ -44,7 +44,10 @@ function setup(runs: StoredRun[] = []) {
   return { exp, onopen };
 }
 
-const optionsOf = (select: HTMLElement, group: string) => within(select.querySelector(`optgroup[label="${group}"]`) as HTMLElement).getAllByRole("option").map((o) => (o as HTMLOptionElement).value);
+const optionsOf = (select: HTMLElement, group: string) =>
+  within(select.querySelector(`optgroup[label="${group}"]`) as HTMLElement)
+    .getAllByRole("option")
+    .map((o) => (o as HTMLOptionElement).value);
 
 beforeEach(() => stubFetch(FILES));
 afterEach(() => {
@@ -61,7 +64,9 @@ describe("RunsPage: recordings", () => {
     const paper = parseReport(FILES["persuasion-paper"]);
     const paperRow = rows[0];
     expect(paperRow.textContent).toContain(title("persuasion-paper"));
-    const cells = within(paperRow).getAllByRole("cell").map((c) => c.textContent!.trim());
+    const cells = within(paperRow)
+      .getAllByRole("cell")
+      .map((c) => c.textContent!.trim());
     expect(cells[1]).toBe(String(paper.config.seeds));
     expect(cells[2]).toBe(paper.conditions.map((c) => c.id).join(", "));
     expect(cells[3]).toContain(paper.env.backend);
@@ -81,14 +86,23 @@ describe("RunsPage: recordings", () => {
     // each table has one row per condition of its own recording
     expect(within(tables[0]).getAllByRole("row")).toHaveLength(1 + paper.conditions.length);
     expect(within(tables[1]).getAllByRole("row")).toHaveLength(1 + parseReport(FILES["persuasion-quick"]).conditions.length);
-    expect(within(compare).getAllByRole("heading").map((h) => h.textContent)).toEqual([`${title("persuasion-paper")} (recording)`, `${title("persuasion-quick")} (recording)`]);
+    expect(
+      within(compare)
+        .getAllByRole("heading")
+        .map((h) => h.textContent),
+    ).toEqual([`${title("persuasion-paper")} (recording)`, `${title("persuasion-quick")} (recording)`]);
   });
 
   it("a broken recording shows its reason while the others still list and compare", async () => {
     stubFetch({ ...FILES, "persuasion-quick": "{ not json" });
     setup();
     const table = await screen.findByTestId("recordings-table");
-    expect(within(table).getAllByRole("row").slice(1).map((r) => r.dataset.preset)).toEqual(["persuasion-paper", "persuasion-smoke"]);
+    expect(
+      within(table)
+        .getAllByRole("row")
+        .slice(1)
+        .map((r) => r.dataset.preset),
+    ).toEqual(["persuasion-paper", "persuasion-smoke"]);
     const errors = screen.getAllByTestId("recording-error");
     expect(errors).toHaveLength(1);
     expect(errors[0].textContent).toContain(title("persuasion-quick"));
@@ -100,7 +114,12 @@ describe("RunsPage: recordings", () => {
     stubFetch({ "persuasion-paper": FILES["persuasion-paper"], "persuasion-smoke": "html" });
     setup();
     const table = await screen.findByTestId("recordings-table");
-    expect(within(table).getAllByRole("row").slice(1).map((r) => r.dataset.preset)).toEqual(["persuasion-paper"]);
+    expect(
+      within(table)
+        .getAllByRole("row")
+        .slice(1)
+        .map((r) => r.dataset.preset),
+    ).toEqual(["persuasion-paper"]);
     expect(screen.queryByTestId("recording-error")).toBeNull();
     expect(screen.queryByTestId("compare-left")).toBeNull(); // one report: nothing to compare yet
   });
@@ -134,7 +153,11 @@ describe("RunsPage: recordings", () => {
     expect((screen.getByTestId("compare-left") as HTMLSelectElement).value).toBe("run:r1");
     expect((screen.getByTestId("compare-right") as HTMLSelectElement).value).toBe("rec:persuasion-paper");
     const compare = screen.getByTestId("compare");
-    expect(within(compare).getAllByRole("heading").map((h) => h.textContent)).toEqual(["my quick run", `${title("persuasion-paper")} (recording)`]);
+    expect(
+      within(compare)
+        .getAllByRole("heading")
+        .map((h) => h.textContent),
+    ).toEqual(["my quick run", `${title("persuasion-paper")} (recording)`]);
     expect(within(compare).getAllByTestId("results-table")).toHaveLength(2);
     expect(optionsOf(screen.getByTestId("compare-right"), "Your runs")).toEqual(["run:r1"]);
   });

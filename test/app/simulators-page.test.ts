@@ -26,11 +26,17 @@ describe("SimulatorsPage", () => {
     const tables = report.simulators[0].replyTables!;
     expect(tables.length).toBeGreaterThanOrEqual(6);
     const picker = screen.getByLabelText("Dialogue state") as HTMLSelectElement;
-    expect(within(picker).getAllByRole("option").map((o) => o.textContent)).toEqual(tables.map((t) => t.label));
+    expect(
+      within(picker)
+        .getAllByRole("option")
+        .map((o) => o.textContent),
+    ).toEqual(tables.map((t) => t.label));
     const table = screen.getByTestId("reply-table");
     expect(rowsOf(table).map((r) => r.dataset.role)).toEqual(["bayes", "reference", "aligned", "vs"]);
     // columns: the user acts of the state, then entropy and top reply
-    const header = within(table).getAllByRole("columnheader").map((h) => h.textContent);
+    const header = within(table)
+      .getAllByRole("columnheader")
+      .map((h) => h.textContent);
     expect(header.slice(1, -2)).toEqual(tables[0].acts);
     // the chart draws one bar per act and series
     const bars = screen.getByTestId("reply-chart").querySelectorAll('g[aria-label="bar"] rect');
@@ -59,7 +65,9 @@ describe("SimulatorsPage", () => {
     const state = screen.getByTestId("state");
     expect(state.textContent).toContain("Would you like to donate some of your payment?"); // the ask act's first template
     expect(state.textContent).toContain(ask.cardText);
-    const header = within(screen.getByTestId("reply-table")).getAllByRole("columnheader").map((h) => h.textContent);
+    const header = within(screen.getByTestId("reply-table"))
+      .getAllByRole("columnheader")
+      .map((h) => h.textContent);
     expect(header).toContain("$2");
     expect(header).not.toContain("agree");
     expect(screen.getByTestId("reply-chart").querySelector("figcaption")!.textContent).toContain(ask.label);
@@ -89,7 +97,9 @@ describe("SimulatorsPage", () => {
     const rows = rowsOf(table);
     expect(rows.map((r) => r.querySelector("th")!.textContent)).toEqual(d.simulators.map((s) => s.name));
     const aligned = rows.find((r) => r.dataset.role === "aligned")!;
-    const cells = within(aligned).getAllByRole("cell").map((c) => c.textContent);
+    const cells = within(aligned)
+      .getAllByRole("cell")
+      .map((c) => c.textContent);
     expect(cells[1]).toBe(report.config.simulator.gamma.toFixed(1));
     expect(cells[2]).toBe(`${d.simulators.find((s) => s.role === "aligned")!.gammaMLE!.gamma.toFixed(1)} ± ${d.simulators.find((s) => s.role === "aligned")!.gammaMLE!.se.toFixed(1)}`);
     expect(rowsOf(screen.getByTestId("unions-table")).map((r) => r.querySelector("th")!.textContent)).toEqual(d.unions.map((u) => u.name));

@@ -21,7 +21,11 @@ beforeAll(async () => {
 afterEach(() => cleanup());
 const batch = () => modelOptions(benchmarkFor(report.config), report.config).capacity;
 
-const humans = (r: RunReport, c: string, seed: number) => r.conditions.find((x) => x.id === c)!.seeds.find((s) => s.seed === seed)!.samples.filter((s) => s.opponent === "humans");
+const humans = (r: RunReport, c: string, seed: number) =>
+  r.conditions
+    .find((x) => x.id === c)!
+    .seeds.find((s) => s.seed === seed)!
+    .samples.filter((s) => s.opponent === "humans");
 
 describe("pairSamples", () => {
   it("pairs the first batch's dialogues with humans of two conditions: same seed, same index, same card and type", () => {
@@ -41,7 +45,10 @@ describe("pairSamples", () => {
     }
     // the runner really shares the people of the first batch: all three conditions, every seed
     for (const s of seeds) {
-      const people = (c: string) => humans(report, c, s.seed).slice(0, batch()).map((x) => [x.card, x.type]);
+      const people = (c: string) =>
+        humans(report, c, s.seed)
+          .slice(0, batch())
+          .map((x) => [x.card, x.type]);
       expect(people("single")).toEqual(people("base"));
       expect(people("vs")).toEqual(people("base"));
     }

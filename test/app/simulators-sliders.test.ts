@@ -17,10 +17,20 @@ beforeAll(async () => {
 });
 afterEach(() => cleanup());
 
-const rowOf = (role: string) => within(screen.getByTestId("reply-table")).getAllByRole("row").find((r) => r.dataset.role === role)!;
-const probs = (role: string) => within(rowOf(role)).getAllByRole("cell").slice(0, -2).map((c) => c.textContent);
+const rowOf = (role: string) =>
+  within(screen.getByTestId("reply-table"))
+    .getAllByRole("row")
+    .find((r) => r.dataset.role === role)!;
+const probs = (role: string) =>
+  within(rowOf(role))
+    .getAllByRole("cell")
+    .slice(0, -2)
+    .map((c) => c.textContent);
 /** Bar widths of one series in the main chart, by its fill colour. */
-const widths = (fill: string) => [...screen.getByTestId("reply-chart").querySelectorAll(`g[aria-label="bar"] rect`)].filter((r) => (r.getAttribute("fill") ?? r.parentElement?.getAttribute("fill")) === fill).map((r) => Number(r.getAttribute("width")));
+const widths = (fill: string) =>
+  [...screen.getByTestId("reply-chart").querySelectorAll(`g[aria-label="bar"] rect`)]
+    .filter((r) => (r.getAttribute("fill") ?? r.parentElement?.getAttribute("fill")) === fill)
+    .map((r) => Number(r.getAttribute("width")));
 const ALIGNED = "#D55E00";
 const REFERENCE = "#0072B2";
 const VS = "#009E73";
@@ -88,7 +98,11 @@ describe("Simulators page sliders", () => {
     for (const t of report.simulators[0].replyTables!) {
       await fireEvent.change(picker, { target: { value: t.id } });
       const finding = screen.getByTestId("finding").textContent!;
-      const top = Number(rowOf("aligned").querySelector('[data-col="top"]')!.textContent!.replace(/[^\d.]/g, ""));
+      const top = Number(
+        rowOf("aligned")
+          .querySelector('[data-col="top"]')!
+          .textContent!.replace(/[^\d.]/g, ""),
+      );
       // the table's rounded top share; a share that rounds to 100 % without being all of it reads "over 99 %"
       expect(finding, t.id).toContain(top === 100 ? "puts " : `puts ${top}\u202f%`);
       if (top === 100) expect(finding, t.id).toMatch(/puts (100|over 99)\u202f%/);

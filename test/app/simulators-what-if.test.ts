@@ -21,7 +21,11 @@ describe("sharpen (π_ref^γ renormalised)", () => {
     expect(s[4]).toBe(0);
     expect(Math.max(...s)).toBeGreaterThan(0.9);
     const z = Q.reduce((a, x) => a + x ** 3, 0);
-    close(sharpen(Q, 3), Q.map((x) => x ** 3 / z), 1e-12);
+    close(
+      sharpen(Q, 3),
+      Q.map((x) => x ** 3 / z),
+      1e-12,
+    );
   });
 });
 

@@ -41,7 +41,10 @@ const P4G_DIR = P4G_DATA; // ../shared beside the project, as in CI
 /** The corpus' persuadees' donations: full_info.csv rows with B4 = 1 and a donation B6 in [0, 2] (p4g-load.ts' rule). */
 function corpusDonations(): number[] {
   const rows = parse(readFileSync(join(P4G_DIR, "full_info.csv"), "utf8"), { columns: true, skip_empty_lines: true }) as Record<string, string>[];
-  return rows.filter((r) => r.B4 === "1" && r.B6.trim() !== "").map((r) => Number(r.B6)).filter((x) => Number.isFinite(x) && x >= 0 && x <= 2);
+  return rows
+    .filter((r) => r.B4 === "1" && r.B6.trim() !== "")
+    .map((r) => Number(r.B6))
+    .filter((x) => Number.isFinite(x) && x >= 0 && x <= 2);
 }
 
 /** Donations of n humans talking to the behaviour persuader (the calibration's recipe). */
@@ -126,9 +129,19 @@ describe("the human population", () => {
     }
     // chi-square with 3 and 7 degrees of freedom: 99.9 % quantiles 16.3 and 24.3
     const chi2 = (counts: number[], p: number[]) => counts.reduce((s, c, i) => s + (c - n * p[i]) ** 2 / (n * p[i]), 0);
-    expect(chi2(typeCounts, pop.types.map((t) => t.prior))).toBeLessThan(16.3);
+    expect(
+      chi2(
+        typeCounts,
+        pop.types.map((t) => t.prior),
+      ),
+    ).toBeLessThan(16.3);
     expect(sum(cards.map((c) => c.p))).toBeCloseTo(1, 12);
-    expect(chi2(cardCounts, cards.map((c) => c.p))).toBeLessThan(24.3);
+    expect(
+      chi2(
+        cardCounts,
+        cards.map((c) => c.p),
+      ),
+    ).toBeLessThan(24.3);
   });
 
   it("replyProbs rows sum to 1 over exactly the allowed class (userClass) and are 0 elsewhere", () => {
@@ -549,7 +562,9 @@ describe.skipIf(!HAVE_P4G)("the behaviour persuader against the real P4G corpus"
       const use = corpus.map(({ d }) => (d.acts.some((a, i) => i % 2 === 0 && a === s) ? 1 : 0));
       const mu = sum(use) / use.length;
       const md = sum(don) / don.length;
-      let sxy = 0, sxx = 0, syy = 0;
+      let sxy = 0,
+        sxx = 0,
+        syy = 0;
       for (let i = 0; i < use.length; i++) {
         sxy += (use[i] - mu) * (don[i] - md);
         sxx += (use[i] - mu) ** 2;

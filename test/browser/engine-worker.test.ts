@@ -95,9 +95,13 @@ describe.each(BACKENDS)("engine in a module worker on %s", (backend) => {
   });
 
   it("cancels a running job", async () => {
-    const cancelled = api().runPatternTask({ steps: 100_000 }, { jobId: "long", progressMs: 0 }, Comlink.proxy((p: PatternProgress) => {
-      if (p.step >= 2) void api().cancel("long");
-    }));
+    const cancelled = api().runPatternTask(
+      { steps: 100_000 },
+      { jobId: "long", progressMs: 0 },
+      Comlink.proxy((p: PatternProgress) => {
+        if (p.step >= 2) void api().cancel("long");
+      }),
+    );
     await expect(cancelled).rejects.toThrow(/cancelled/);
   });
 });
@@ -127,7 +131,12 @@ describe("webgpu and wasm", () => {
   it("a checkpoint initialised inside each worker equals the page's bit for bit", async () => {
     // the pattern task initialises its policy in the worker from its seed; with 0 steps it returns that checkpoint
     const seed = 5;
-    const want = initCheckpoint(DEFAULT_PATTERN_TASK.model, Rng.seed(seed).fork(0).int(2 ** 31)); // pattern-task.ts's derivation
+    const want = initCheckpoint(
+      DEFAULT_PATTERN_TASK.model,
+      Rng.seed(seed)
+        .fork(0)
+        .int(2 ** 31),
+    ); // pattern-task.ts's derivation
     const bits = (ck: Checkpoint) => ck.tensors.map((t) => [t.name, Array.from(new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length))]);
     for (const b of BACKENDS) {
       const { checkpoint: got } = await workers.get(b)!.api.runPatternTask({ seed, steps: 0 }, { jobId: `init-${b}` });

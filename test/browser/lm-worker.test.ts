@@ -19,7 +19,11 @@ beforeAll(async () => {
   for (const device of DEVICES) {
     const w = spawnLmWorker(`lm ${device}`);
     const progress: LoadProgress[] = [];
-    const { handle, info } = await w.api.loadLanguageModel({ id: TINY_LM, files: tiny.files }, { device, progressMs: 0 }, Comlink.proxy((p: LoadProgress) => void progress.push(p)));
+    const { handle, info } = await w.api.loadLanguageModel(
+      { id: TINY_LM, files: tiny.files },
+      { device, progressMs: 0 },
+      Comlink.proxy((p: LoadProgress) => void progress.push(p)),
+    );
     workers.set(device, { w, lm: new RemoteLanguageModel(w.api, handle, info), progress });
   }
 }, 240_000); // two workers, each loading ORT and the model (WebGPU on SwiftShader): slow on a busy machine
@@ -82,7 +86,10 @@ describe("across the worker boundary", () => {
       if (n === 1) controller.abort(); // from the worker's first step: the generation is known to be running
     };
     const run = lm.generate({ text: "I" }, { maxNewTokens, temperature: 1, seed: 1 }, { signal: controller.signal, onToken });
-    const e = await run.then(() => null, (err: unknown) => err);
+    const e = await run.then(
+      () => null,
+      (err: unknown) => err,
+    );
     expect(lmErrorKind(e)).toBe("cancelled");
     expect(steps).toBeGreaterThanOrEqual(1);
     expect(steps).toBeLessThan(maxNewTokens); // it stopped before the end
@@ -93,7 +100,10 @@ describe("across the worker boundary", () => {
   it("a missing in-memory file is a ModelNotFoundError by name", async () => {
     const { w } = workers.get("wasm")!;
     const { ["onnx/model.onnx"]: _, ...noWeights } = tiny.files;
-    const e = await w.api.loadLanguageModel({ id: "tiny-no-weights", files: noWeights }, { device: "wasm" }).then(() => null, (err: unknown) => err);
+    const e = await w.api.loadLanguageModel({ id: "tiny-no-weights", files: noWeights }, { device: "wasm" }).then(
+      () => null,
+      (err: unknown) => err,
+    );
     expect(lmErrorKind(e)).toBe("model-not-found");
     expect((e as Error).message).toContain("tiny-no-weights");
   });

@@ -83,7 +83,10 @@ describe("pause, step and resume inside a worker", () => {
       seen.push({ step: p.step, at: performance.now() });
       if (p.step === 3) pausing = pool.pause(); // from progress: the unit is known to be mid-way
     });
-    void unit.then(() => (finished = true), () => (finished = true));
+    void unit.then(
+      () => (finished = true),
+      () => (finished = true),
+    );
     await expect.poll(() => pausing, { timeout: 120_000 }).not.toBeNull();
     await pausing;
     // one RL step's duration, measured here: the windows below are several steps long

@@ -45,7 +45,12 @@ describe("the app", () => {
     // settled: everything the page does on load has ended — the recorded run shown, then (in
     // workers, one after the other) the speed measured for the estimate and backend auto's
     // WebGPU-against-wasm timing, each stored when done
-    const stored = () => page.evaluate(() => Object.keys(localStorage).map((k) => k.replace(/:v1:.*/, "")).sort());
+    const stored = () =>
+      page.evaluate(() =>
+        Object.keys(localStorage)
+          .map((k) => k.replace(/:v1:.*/, ""))
+          .sort(),
+      );
     await expect.poll(stored, { timeout: 240_000, interval: 500 }).toEqual(expect.arrayContaining(["collapse-lab:backend-bench", "collapse-lab:speed"]));
     expect(errors).toEqual([]);
     await page.close();

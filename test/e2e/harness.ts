@@ -12,7 +12,16 @@ import { findChromium, INSTALL_HINT } from "../../scripts/chromium.mjs";
 const found: string | null = await findChromium();
 if (!found) throw new Error(INSTALL_HINT);
 export const CHROMIUM: string = found;
-export const CHROMIUM_ARGS = ["--enable-unsafe-webgpu", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"];
+export const CHROMIUM_ARGS = [
+  "--enable-unsafe-webgpu",
+  "--no-sandbox",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+  "--disable-dev-shm-usage",
+];
 
 /**
  * Builds the app into a fresh temporary folder and serves it; returns the server, its URL, the

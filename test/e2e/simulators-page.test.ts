@@ -48,7 +48,9 @@ describe("the Simulators page", () => {
     const m = await page.evaluate(() => {
       const section = document.querySelector("section.page") as HTMLElement;
       // elements reaching past the viewport, other than the contents of a box that scrolls itself
-      const outside = [...section.querySelectorAll("*")].filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5 && !e.parentElement?.closest(".scroll-x, .plot")).map((e) => e.outerHTML.slice(0, 80));
+      const outside = [...section.querySelectorAll("*")]
+        .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5 && !e.parentElement?.closest(".scroll-x, .plot"))
+        .map((e) => e.outerHTML.slice(0, 80));
       return { doc: document.documentElement.scrollWidth, inner: innerWidth, section: [section.scrollWidth, section.clientWidth], outside };
     });
     expect(m.outside).toEqual([]);

@@ -38,8 +38,7 @@ async function open(path: string, viewport = { width: 1280, height: 800 }): Prom
 }
 
 const recorded = (preset: string) => parseReport(readFileSync(`public/recorded/${preset}.json`, "utf8"));
-const mean = (preset: string, id: string, metric: "trainSuccess" | "heldoutSuccess" | "humanSuccess") =>
-  recorded(preset).conditions.find((c) => c.id === id)!.summary[metric].mean;
+const mean = (preset: string, id: string, metric: "trainSuccess" | "heldoutSuccess" | "humanSuccess") => recorded(preset).conditions.find((c) => c.id === id)!.summary[metric].mean;
 
 describe("the first screen", () => {
   it("holds the narrative and the annotated figure of a recording in which vs and population beat single", async () => {
@@ -52,7 +51,10 @@ describe("the first screen", () => {
     const story = page.getByTestId("story");
     await expect.poll(() => story.getByTestId("story-single-train").textContent(), { timeout: 60_000 }).toContain(`${Math.round(100 * mean("persuasion-paper", "single", "trainSuccess"))}`);
     expect(await story.getByTestId("story-single-human").textContent()).toContain(`${Math.round(100 * mean("persuasion-paper", "single", "humanSuccess"))}`);
-    const label = page.getByTestId("figure-curves").locator("svg text", { hasText: /^single \d+ %$/ }).first();
+    const label = page
+      .getByTestId("figure-curves")
+      .locator("svg text", { hasText: /^single \d+ %$/ })
+      .first();
     await label.waitFor();
     const fold = 800;
     for (const box of [await story.boundingBox(), await page.getByTestId("figure-curves").locator("svg").last().boundingBox(), await label.boundingBox()]) {
@@ -60,7 +62,12 @@ describe("the first screen", () => {
       expect(box!.y).toBeGreaterThanOrEqual(0);
       expect(box!.y + box!.height).toBeLessThanOrEqual(fold);
     }
-    expect(await page.getByTestId("run").boundingBox().then((b) => b!.y + b!.height)).toBeLessThanOrEqual(fold); // Run is in view too
+    expect(
+      await page
+        .getByTestId("run")
+        .boundingBox()
+        .then((b) => b!.y + b!.height),
+    ).toBeLessThanOrEqual(fold); // Run is in view too
     expect(errors).toEqual([]);
     await page.close();
   }, 300_000);
@@ -176,9 +183,11 @@ describe("presentation mode", () => {
     await page.getByTestId("figure-gap").waitFor({ timeout: 60_000 });
     expect(await page.locator("header").count()).toBe(0);
     expect(await page.getByTestId("settings").isVisible()).toBe(false);
-    const sizes = await page.locator("figure.chart").evaluateAll((figs) =>
-      figs.flatMap((f) => [...f.querySelectorAll("svg text, svg tspan, [class*='-swatches'] span")].filter((e) => (e.textContent ?? "").trim()).map((e) => parseFloat(getComputedStyle(e).fontSize))),
-    );
+    const sizes = await page
+      .locator("figure.chart")
+      .evaluateAll((figs) =>
+        figs.flatMap((f) => [...f.querySelectorAll("svg text, svg tspan, [class*='-swatches'] span")].filter((e) => (e.textContent ?? "").trim()).map((e) => parseFloat(getComputedStyle(e).fontSize))),
+      );
     expect(sizes.length).toBeGreaterThan(20);
     expect(Math.min(...sizes)).toBeGreaterThanOrEqual(14);
     await page.locator("body").press("p");

@@ -57,7 +57,11 @@ export async function policyBatch(config: ModelConfig, ck: Checkpoint, seed: num
   const { tokens, cls } = randomTokens(config, rng);
   const model = new ReferenceBackend().createModel(ck, { capacity: ROWS, masks: MASKS });
   const logp = await model.tokenLogprobs({ rows: ROWS, tokens, cls }, DIST);
-  const ratioRanges = [[0.5, 0.75], [0.85, 1.2], [1.35, 1.8]]; // below, inside, above the clip
+  const ratioRanges = [
+    [0.5, 0.75],
+    [0.85, 1.2],
+    [1.35, 1.8],
+  ]; // below, inside, above the clip
   const oldLogp = logp.map((lp) => {
     const [lo, hi] = ratioRanges[rng.int(3)];
     return lp - Math.log(lo + (hi - lo) * rng.uniform());
@@ -98,4 +102,3 @@ export function relativeErrors(config: ModelConfig, grads: Float64Array[], fd: F
   });
   return out;
 }
-

@@ -51,7 +51,9 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     const batch = { rows: ROWS, tokens, cls };
     const [qa, qb, lp] = [await a.tokenDistributions(batch, dist), await b.tokenDistributions(batch, dist), await b.tokenLogprobs(batch, dist)];
     const V = config.vocab;
-    let diff = 0, offToken = 0, notNormalised = 0;
+    let diff = 0,
+      offToken = 0,
+      notNormalised = 0;
     for (let i = 0; i < ROWS * config.context; i++) {
       const t = i % config.context;
       let sum = 0;
@@ -92,7 +94,11 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     expect(stats.clipFrac).toBeCloseTo(ref.clipFrac, 5);
     expect(ref.clipFrac).toBeGreaterThan(0.05); // both branches of the min are exercised
     const fd = finiteDifferences(params, () => referenceObjective(config, params, table, batch, POLICY).loss);
-    const errors = relativeErrors(config, grads.map((g) => Float64Array.from(g)), fd);
+    const errors = relativeErrors(
+      config,
+      grads.map((g) => Float64Array.from(g)),
+      fd,
+    );
     console.info(`jax policy-loss gradients (${config.layers} layer): max relative error ${Math.max(...Object.values(errors)).toExponential(2)}`);
     for (const [name, e] of Object.entries(errors)) expect(e, name).toBeLessThan(1e-3);
   });
@@ -108,7 +114,11 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     const params = toParams(ck);
     expect(stats.nll).toBeCloseTo(referenceObjective(config, params, table, batch, MLE).nll, 4);
     const fd = finiteDifferences(params, () => referenceObjective(config, params, table, batch, MLE).nll);
-    const errors = relativeErrors(config, grads.map((g) => Float64Array.from(g)), fd);
+    const errors = relativeErrors(
+      config,
+      grads.map((g) => Float64Array.from(g)),
+      fd,
+    );
     console.info(`jax NLL gradients (${config.layers} layer): max relative error ${Math.max(...Object.values(errors)).toExponential(2)}`);
     for (const [name, e] of Object.entries(errors)) expect(e, name).toBeLessThan(1e-3);
   });

@@ -115,7 +115,8 @@ describe("reference model", () => {
   it("tokenLogprobs agrees with nextLogprobs at every position", async () => {
     const model = backend.createModel(randomCheckpoint(config, 2), { capacity: ROWS, masks: MASKS });
     const { tokens, cls } = randomTokens(config, Rng.seed(10));
-    const T = config.context, V = config.vocab;
+    const T = config.context,
+      V = config.vocab;
     const all = await model.tokenLogprobs({ rows: ROWS, tokens, cls }, DIST);
     for (let b = 0; b < ROWS; b++) expect(all[b * T]).toBe(0);
     for (let t = 1; t < T; t++) {
@@ -178,7 +179,8 @@ describe("reference model", () => {
     const b = backend.createModel(ck, { capacity: ROWS, masks: MASKS });
     a.load(ck); // a's float64 parameters become the stored float32 ones
     const logits = referenceForward(config, toParams(ck), tokens, ROWS);
-    const V = config.vocab, T = config.context;
+    const V = config.vocab,
+      T = config.context;
     const pos = Int32Array.from([2, 5, 6]);
     const expected = Float32Array.from({ length: ROWS * V }, (_, i) => {
       const row = Math.floor(i / V);

@@ -82,7 +82,10 @@ describe("adaptive probe", () => {
     const d: Dialogue = { card: bench.population.cardDistribution()[0].card, acts: [] };
     const rng = Rng.seed(1);
     for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) d.acts.push(t === "agent" ? persuader.act(d) : rng.categorical(bench.population.replyProbs(0, d)));
-    const agent = d.acts.slice(0, 10).filter((_, i) => i % 2 === 0).map((a) => bench.acts[a].name);
+    const agent = d.acts
+      .slice(0, 10)
+      .filter((_, i) => i % 2 === 0)
+      .map((a) => bench.acts[a].name);
     expect(agent).toHaveLength(5);
     expect(agent[0]).toBe(bench.acts[persuader.first].name);
     expect(agent.slice(1, 4).every((a) => bench.acts.find((x) => x.name === a)!.kind === "agent" && a !== "ask" && a !== "greeting")).toBe(true);

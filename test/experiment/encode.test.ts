@@ -75,9 +75,29 @@ describe("nextActLogprobs with incremental decoding", () => {
 // rational-low/high). Classes: 0 none/all, 1 agent, 2 user talk, 3 donation.
 describe("encode, by hand", () => {
   const ids: Record<string, number> = {
-    "<bos>": 0, greeting: 1, ask: 2, logical: 3, emotion: 4, credibility: 5, "self-modeling": 7, "personal-story": 8, "donation-information": 9,
-    "personal-inquiry": 12, agree: 13, "object-trust": 16, "object-efficacy": 17, "share-personal": 18, neutral: 19, $1: 23, $2: 25,
-    "card:agreeable-low": 26, "card:agreeable-high": 27, "card:caring-low": 28, "card:caring-high": 29, "card:rational-low": 30, "card:rational-high": 31,
+    "<bos>": 0,
+    greeting: 1,
+    ask: 2,
+    logical: 3,
+    emotion: 4,
+    credibility: 5,
+    "self-modeling": 7,
+    "personal-story": 8,
+    "donation-information": 9,
+    "personal-inquiry": 12,
+    agree: 13,
+    "object-trust": 16,
+    "object-efficacy": 17,
+    "share-personal": 18,
+    neutral: 19,
+    $1: 23,
+    $2: 25,
+    "card:agreeable-low": 26,
+    "card:agreeable-high": 27,
+    "card:caring-low": 28,
+    "card:caring-high": 29,
+    "card:rational-low": 30,
+    "card:rational-high": 31,
   };
   const DIALOGUES: Dialogue[] = [
     // asked at the third exchange, answered $1
@@ -100,47 +120,17 @@ describe("encode, by hand", () => {
   it("policy: [BOS, acts…]; every act's class at its own position; the loss on the agent's acts only", () => {
     const b = encode(bench, DIALOGUES, "policy");
     expect(b.rows).toBe(4);
-    expect(rowsOf(b.tokens)).toEqual([
-      pad([0, 1, 19, 5, 16, 2, 23]),
-      pad([0, 4, 18, 8, 13, 7, 13, 4, 19, 12, 18, 25]),
-      pad([0, 3, 17, 9]),
-      pad([0]),
-    ]);
-    expect(rowsOf(b.cls!)).toEqual([
-      pad([0, 1, 2, 1, 2, 1, 3]),
-      pad([0, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 3]),
-      pad([0, 1, 2, 1]),
-      pad([]),
-    ]);
-    expect(rowsOf(b.mask)).toEqual([
-      pad([0, 1, 0, 1, 0, 1, 0]),
-      pad([0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0]),
-      pad([0, 1, 0, 1]),
-      pad([]),
-    ]);
+    expect(rowsOf(b.tokens)).toEqual([pad([0, 1, 19, 5, 16, 2, 23]), pad([0, 4, 18, 8, 13, 7, 13, 4, 19, 12, 18, 25]), pad([0, 3, 17, 9]), pad([0])]);
+    expect(rowsOf(b.cls!)).toEqual([pad([0, 1, 2, 1, 2, 1, 3]), pad([0, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 3]), pad([0, 1, 2, 1]), pad([])]);
+    expect(rowsOf(b.mask)).toEqual([pad([0, 1, 0, 1, 0, 1, 0]), pad([0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0]), pad([0, 1, 0, 1]), pad([])]);
   });
 
   it("simulator: [card ×3, BOS, acts…]; the loss on the user's replies, talk and donation, only", () => {
     const b = encode(bench, DIALOGUES, "simulator");
     expect(b.rows).toBe(4);
-    expect(rowsOf(b.tokens)).toEqual([
-      pad([27, 28, 31, 0, 1, 19, 5, 16, 2, 23]),
-      pad([26, 29, 30, 0, 4, 18, 8, 13, 7, 13, 4, 19, 12, 18, 25]),
-      pad([27, 29, 31, 0, 3, 17, 9]),
-      pad([26, 28, 30, 0]),
-    ]);
-    expect(rowsOf(b.cls!)).toEqual([
-      pad([0, 0, 0, 0, 1, 2, 1, 2, 1, 3]),
-      pad([0, 0, 0, 0, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 3]),
-      pad([0, 0, 0, 0, 1, 2, 1]),
-      pad([]),
-    ]);
-    expect(rowsOf(b.mask)).toEqual([
-      pad([0, 0, 0, 0, 0, 1, 0, 1, 0, 1]),
-      pad([0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1]),
-      pad([0, 0, 0, 0, 0, 1]),
-      pad([]),
-    ]);
+    expect(rowsOf(b.tokens)).toEqual([pad([27, 28, 31, 0, 1, 19, 5, 16, 2, 23]), pad([26, 29, 30, 0, 4, 18, 8, 13, 7, 13, 4, 19, 12, 18, 25]), pad([27, 29, 31, 0, 3, 17, 9]), pad([26, 28, 30, 0])]);
+    expect(rowsOf(b.cls!)).toEqual([pad([0, 0, 0, 0, 1, 2, 1, 2, 1, 3]), pad([0, 0, 0, 0, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 3]), pad([0, 0, 0, 0, 1, 2, 1]), pad([])]);
+    expect(rowsOf(b.mask)).toEqual([pad([0, 0, 0, 0, 0, 1, 0, 1, 0, 1]), pad([0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1]), pad([0, 0, 0, 0, 0, 1]), pad([])]);
     expect([offset(bench, "policy"), offset(bench, "simulator")]).toEqual([1, 4]);
   });
 

@@ -147,7 +147,10 @@ describe("LM panel members in an experiment", () => {
       const direct = softmax(scores.map((x) => x / 30)); // temperature 30
       const vs = softmax(direct.map((p) => 0.5 * Math.log(p))); // exponent 0.5
       const byName = (p: number[]) => t.acts.map((name) => p[acts.indexOf(index.get(name)!)]);
-      for (const [name, want] of [["tiny-direct", byName(direct)], ["tiny-vs", byName(vs)]] as const) {
+      for (const [name, want] of [
+        ["tiny-direct", byName(direct)],
+        ["tiny-vs", byName(vs)],
+      ] as const) {
         const row = t.rows.find((r) => r.name === name)!;
         expect(row.probs.length, `${t.id} ${name}`).toBe(want.length);
         row.probs.forEach((p, i) => expect(Math.abs(p - want[i]), `${t.id} ${name} ${t.acts[i]}`).toBeLessThan(1.5e-4)); // rows are rounded to 4 decimals

@@ -223,7 +223,11 @@ describe("population: selection", () => {
       for (let m = 0; m < all.length; m++) expect(Math.abs(many.filter((x) => x === m).length / 4000 - 0.25)).toBeLessThan(4.5 * Math.sqrt(0.1875 / 4000));
 
       // each row is answered by its own member
-      const replies = await routed.reply(group.map((p) => ({ card: p.card, acts: [GREETING] })), group, rng);
+      const replies = await routed.reply(
+        group.map((p) => ({ card: p.card, acts: [GREETING] })),
+        group,
+        rng,
+      );
       group.forEach((p, b) => expect(replies[b]).toBe(USER_ACTS[p.member!]));
       const played = await play(ctx.bench, policy, routed, personas, rng, 1);
       played.dialogues.forEach((d, b) => {
@@ -268,7 +272,8 @@ describe("co-training: the simulator trains every step", () => {
         await opp.afterStep!(s, played, rewards, playOwn);
       }
       expect(poolSize(opp)).toBe(2);
-      let snapshotPlays = 0, ownPlays = 0;
+      let snapshotPlays = 0,
+        ownPlays = 0;
       for (let s = 3; s <= 12; s++) {
         const sim = opp.simulatorFor(s, rng);
         const trainable = members(opp)[0];
@@ -319,7 +324,8 @@ describe("co-training: the realism anchor", () => {
     const [q, p] = [await ref.tokenDistributions(batch), await sim.model.tokenDistributions(batch)];
     ref.dispose();
     const V = ctx.bench.acts.length;
-    let kl = 0, n = 0;
+    let kl = 0,
+      n = 0;
     for (let i = 0; i < batch.mask.length; i++) {
       if (!batch.mask[i]) continue;
       kl += klDivergence(q.subarray(i * V, (i + 1) * V), p.subarray(i * V, (i + 1) * V));

@@ -14,13 +14,19 @@ import { PRESETS } from "../../src/experiment/presets";
 import { parseReport } from "../../src/experiment/report-schema";
 
 const DIR = resolve(import.meta.dirname, "../../public/recorded");
-const files = readdirSync(DIR).filter((f) => f.endsWith(".json")).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith(".json"))
+  .sort();
 const PLUMBING_ONLY = new Set(["persuasion-smoke"]);
 
 describe("recorded reports", () => {
   it("there is one per preset that makes a claim, and every file is a preset's", () => {
     const ids = files.map((f) => f.replace(/\.json$/, ""));
-    for (const id of ids) expect(PRESETS.map((p) => p.id), id).toContain(id);
+    for (const id of ids)
+      expect(
+        PRESETS.map((p) => p.id),
+        id,
+      ).toContain(id);
     expect(ids).toEqual(expect.arrayContaining(["persuasion-paper", "persuasion-quick"]));
   });
 

@@ -73,7 +73,10 @@ describe("pairedDifference", () => {
   it("pairing removes shared seed variation that an unpaired view would keep", () => {
     // Seeds differ a lot, condition a is always exactly 0.01 better: paired sd is ~0.
     const base = [0.1, 0.5, 0.9, 0.3];
-    const d = pairedDifference(base.map((x) => x + 0.01), base);
+    const d = pairedDifference(
+      base.map((x) => x + 0.01),
+      base,
+    );
     expect(d.sd).toBeLessThan(1e-12);
     expect(d.excludesZero).toBe(true);
     expect(summarize(base).hi - summarize(base).lo).toBeGreaterThan(0.5);

@@ -15,19 +15,7 @@ import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR } from "../
 import { presetConfig } from "../../src/experiment/presets";
 import { describeJob, panelJobs, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
 import { parseReport } from "../../src/experiment/report-schema";
-import {
-  canonicalJson,
-  encodeStored,
-  expectedShape,
-  fileStore,
-  jobInputs,
-  jobKey,
-  lookUp,
-  STORE_VERSION,
-  StoreError,
-  StoreUnavailable,
-  type StoreIndex,
-} from "../../src/experiment/store";
+import { canonicalJson, encodeStored, expectedShape, fileStore, jobInputs, jobKey, lookUp, STORE_VERSION, StoreError, StoreUnavailable, type StoreIndex } from "../../src/experiment/store";
 import { InlineExecutor, type Executor, type Task, type TaskResult } from "../../src/experiment/tasks";
 import { fakeResult, MemoryFiles } from "./store-fixture";
 
@@ -46,21 +34,16 @@ describe("store keys", () => {
   it("are SHA-256 of the canonical JSON of the job's inputs (the same digest node:crypto gives)", () => {
     expect(canonicalJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: undefined } })).toBe('{"a":{"d":[3,{"e":2,"f":1}]},"b":1}');
     for (const job of Object.values(JOBS)) {
-      const digest = createHash("sha256").update(canonicalJson(jobInputs(QUICK, job, "wasm"))).digest("hex");
+      const digest = createHash("sha256")
+        .update(canonicalJson(jobInputs(QUICK, job, "wasm")))
+        .digest("hex");
       expect(jobKey(QUICK, job, "wasm")).toBe(digest);
       expect(jobInputs(QUICK, job, "wasm").storeVersion).toBe(STORE_VERSION);
     }
   });
 
   it("change with every input a job reads", () => {
-    const matters = [
-      "world.cardInformativeness=0.5",
-      "world.replySharpness=3",
-      "world.repeatDecay=0.5",
-      "world.typePrior=[1,1,1,1]",
-      "corpus.dialogues=1000",
-      "corpus.persuaderStyle=2",
-    ];
+    const matters = ["world.cardInformativeness=0.5", "world.replySharpness=3", "world.repeatDecay=0.5", "world.typePrior=[1,1,1,1]", "corpus.dialogues=1000", "corpus.persuaderStyle=2"];
     const role = (r: "simulator" | "policy") => {
       const { model: m, pretrain: p } = QUICK[r];
       return [
@@ -144,7 +127,10 @@ describe("the shipped store (public/pretrained/)", () => {
   it("holds persuasion-smoke's models bit for bit as live pretraining on wasm gives them", async () => {
     const store = nodeStore();
     const index = JSON.parse(readFileSync(join(STORE_DIR, "index.json"), "utf8")) as StoreIndex;
-    for (const job of [{ kind: "reference", seed: SMOKE.seedBase }, { kind: "policy", seed: SMOKE.seedBase }] as PretrainJob[]) {
+    for (const job of [
+      { kind: "reference", seed: SMOKE.seedBase },
+      { kind: "policy", seed: SMOKE.seedBase },
+    ] as PretrainJob[]) {
       const key = jobKey(SMOKE, job, "wasm");
       const stored = await store.get(key, expectedShape(SMOKE, job));
       expect(stored, `${describeJob(SMOKE, job)} of persuasion-smoke is not in the store: run bash scripts/store-pretrained.sh`).toBeDefined();
@@ -163,7 +149,10 @@ describe("the shipped store (public/pretrained/)", () => {
     const index = JSON.parse(readFileSync(join(STORE_DIR, "index.json"), "utf8")) as StoreIndex;
     for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper"]) {
       const missing = presetRequests(preset).filter((r) => !index.models[jobKey(r.config, r.job, "wasm")]);
-      expect(missing.map((r) => `${r.job.kind} ${r.job.seed}`), `${preset}: run bash scripts/store-pretrained.sh ${preset}`).toEqual([]);
+      expect(
+        missing.map((r) => `${r.job.kind} ${r.job.seed}`),
+        `${preset}: run bash scripts/store-pretrained.sh ${preset}`,
+      ).toEqual([]);
     }
   });
 });
@@ -184,11 +173,13 @@ describe("a stored file that cannot be used", () => {
     await expect(m.store().get(key, expect_)).rejects.toBeInstanceOf(StoreError);
     return found.problem!;
   }
-  const corrupt = (f: (b: Uint8Array) => Uint8Array, sameSize = true) => (m: MemoryFiles, file: string) => {
-    const b = f(new Uint8Array(m.files.get(file)!));
-    m.files.set(file, b);
-    if (sameSize) m.index.models[key].bytes = b.length;
-  };
+  const corrupt =
+    (f: (b: Uint8Array) => Uint8Array, sameSize = true) =>
+    (m: MemoryFiles, file: string) => {
+      const b = f(new Uint8Array(m.files.get(file)!));
+      m.files.set(file, b);
+      if (sameSize) m.index.models[key].bytes = b.length;
+    };
 
   it("is a clean result when intact", async () => {
     const m = new MemoryFiles();

@@ -55,7 +55,10 @@ describe("tiny LM through transformers.js", () => {
   });
 
   it("chat prompts go through the ChatML template", async () => {
-    const chat = [{ role: "system" as const, content: "You are a donor." }, { role: "user" as const, content: "Would you donate?" }];
+    const chat = [
+      { role: "system" as const, content: "You are a donor." },
+      { role: "user" as const, content: "Would you donate?" },
+    ];
     const text = "<|im_start|>system\nYou are a donor.<|im_end|>\n<|im_start|>user\nWould you donate?<|im_end|>\n<|im_start|>assistant\n";
     expect(lm.encodePrompt({ chat })).toEqual(ref.bpe.encode(text));
     const [got] = await lm.generate({ chat }, { maxNewTokens: 16 });

@@ -58,7 +58,10 @@ describe.each(CASES)("engine export (%s) under onnxruntime-web", (_, config) => 
     const out = await s.run({
       input_ids: i64(tokens, [rows, T]),
       attention_mask: i64(new Array(rows * T).fill(1), [rows, T]),
-      position_ids: i64(Array.from({ length: rows * T }, (_, i) => i % T), [rows, T]),
+      position_ids: i64(
+        Array.from({ length: rows * T }, (_, i) => i % T),
+        [rows, T],
+      ),
       ...emptyPast(config, rows),
     });
     const want = referenceForward(config, toParams(ck), Int32Array.from(tokens), rows);
@@ -73,12 +76,15 @@ describe.each(CASES)("engine export (%s) under onnxruntime-web", (_, config) => 
     const s = await session(ck);
     let past = emptyPast(config, 1);
     const split = 4; // a 4-token prefill, then one token at a time
-    for (let t = 0; t < T; ) {
+    for (let t = 0; t < T;) {
       const n = t === 0 ? split : 1;
       const out = await s.run({
         input_ids: i64(tokens.slice(t, t + n), [1, n]),
         attention_mask: i64(new Array(t + n).fill(1), [1, t + n]),
-        position_ids: i64(Array.from({ length: n }, (_, i) => t + i), [1, n]),
+        position_ids: i64(
+          Array.from({ length: n }, (_, i) => t + i),
+          [1, n],
+        ),
         ...past,
       });
       expect(maxDiff(out.logits.data as Float32Array, want.subarray(t * V, (t + n) * V))).toBeLessThan(1e-4);
@@ -127,7 +133,11 @@ describe("engine export under transformers.js", () => {
     const model = await AutoModelForCausalLM.from_pretrained("engine-export");
     try {
       const prompt = [3, 1, 4];
-      const out = (await model.generate({ inputs: new Tensor("int64", BigInt64Array.from(prompt, BigInt), [1, prompt.length]), max_new_tokens: config.context - prompt.length, do_sample: false } as never)) as Tensor;
+      const out = (await model.generate({
+        inputs: new Tensor("int64", BigInt64Array.from(prompt, BigInt), [1, prompt.length]),
+        max_new_tokens: config.context - prompt.length,
+        do_sample: false,
+      } as never)) as Tensor;
       const got = Array.from(out.data as BigInt64Array, Number);
       // reference: argmax of the float64 logits, one token at a time
       const seq = [...prompt];

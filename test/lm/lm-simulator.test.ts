@@ -96,7 +96,11 @@ describe("LmSimulator (direct)", () => {
   it("replies follow the distribution", async () => {
     const sim = new LmSimulator(bench, fakeLm());
     const n = 6000;
-    const acts = await sim.reply(Array.from({ length: n }, () => talk), [], Rng.seed(5));
+    const acts = await sim.reply(
+      Array.from({ length: n }, () => talk),
+      [],
+      Rng.seed(5),
+    );
     const p = expectedRow(talk);
     const counts = new Float64Array(V);
     for (const a of acts) counts[a]++;
@@ -127,9 +131,16 @@ describe("LmSimulator (vs)", () => {
     const q = (await sim.distribution([talk])).subarray(0, V);
     const p = expectedRow(talk);
     const z = p.reduce((s, x) => s + x ** e, 0);
-    close(q, p.map((x) => x ** e / z));
+    close(
+      q,
+      p.map((x) => x ** e / z),
+    );
     const n = 6000;
-    const acts = await sim.reply(Array.from({ length: n }, () => talk), [], Rng.seed(8));
+    const acts = await sim.reply(
+      Array.from({ length: n }, () => talk),
+      [],
+      Rng.seed(8),
+    );
     const counts = new Float64Array(V);
     for (const a of acts) counts[a]++;
     for (let v = 0; v < V; v++) expect(Math.abs(counts[v] / n - q[v])).toBeLessThan(4 * Math.sqrt((q[v] * (1 - q[v])) / n) + 1e-9);
@@ -167,7 +178,11 @@ describe("LmSimulator in a rollout", () => {
       expect(lm.calls.length).toBeGreaterThan(0);
       expect(lm.calls.length).toBe(sim.scoreCalls);
       // every prompt it scored was a persuadee turn of one of these dialogues
-      const keys = new Set(played.dialogues.flatMap((d) => d.acts.flatMap((_, i) => (bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "user" ? [promptKey(actLabelPrompt({ card: d.card, acts: d.acts.slice(0, i) }).prompt)] : []))));
+      const keys = new Set(
+        played.dialogues.flatMap((d) =>
+          d.acts.flatMap((_, i) => (bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "user" ? [promptKey(actLabelPrompt({ card: d.card, acts: d.acts.slice(0, i) }).prompt)] : [])),
+        ),
+      );
       for (const c of lm.calls) expect(keys.has(promptKey(c.prompt))).toBe(true);
     }
   });

@@ -77,7 +77,11 @@ describe("Direct and VS prompts", () => {
   });
 
   it("refuses a dialogue that is not at the persuadee's turn", () => {
-    for (const d of [{ card, acts: [] }, { card, acts: [GREETING, name("neutral")] }, { card, acts: [...asked.acts, AMOUNT_ACTS[0]] }]) {
+    for (const d of [
+      { card, acts: [] },
+      { card, acts: [GREETING, name("neutral")] },
+      { card, acts: [...asked.acts, AMOUNT_ACTS[0]] },
+    ]) {
       expect(() => directPrompt(d)).toThrow(/not the persuadee's/);
       expect(() => vsPrompt(d)).toThrow(/not the persuadee's/);
       expect(() => actLabelPrompt(d)).toThrow(/not the persuadee's/);

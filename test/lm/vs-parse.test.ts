@@ -36,7 +36,13 @@ const TABLE: Row[] = [
   ]
 }
 ${fence}`,
-    texts: ["I'm not sure I want to give away my payment.", "What does Save the Children actually do?", "Sure, I can donate $0.50.", "I'd rather not, money is tight right now.", "Okay, I'll give the full $2!"],
+    texts: [
+      "I'm not sure I want to give away my payment.",
+      "What does Save the Children actually do?",
+      "Sure, I can donate $0.50.",
+      "I'd rather not, money is tight right now.",
+      "Okay, I'll give the full $2!",
+    ],
     probs: [0.35, 0.25, 0.2, 0.15, 0.05],
     warnings: 0,
     format: "json",
@@ -378,7 +384,14 @@ describe("parseVs edge cases", () => {
 
   it("without k, any number of candidates is fine", () => {
     const raw = `{"responses": [{"text": "a", "probability": 0.5}, {"text": "b", "probability": 0.5}]}`;
-    expect(parseVs(raw)).toEqual({ candidates: [{ text: "a", probability: 0.5 }, { text: "b", probability: 0.5 }], warnings: [], format: "json" });
+    expect(parseVs(raw)).toEqual({
+      candidates: [
+        { text: "a", probability: 0.5 },
+        { text: "b", probability: 0.5 },
+      ],
+      warnings: [],
+      format: "json",
+    });
   });
 
   it("brackets in ordinary prose are not mistaken for JSON", () => {
@@ -393,7 +406,36 @@ describe("parseVs edge cases", () => {
 
   it("never throws on junk, and always returns normalised probabilities", () => {
     const rng = Rng.seed(3);
-    const pieces = ['{"responses": [', "{", "}", "]", '"text":', "'probability':", "0.3", "70%", "NaN", ",", "<response>", "<text>", "</text>", "<probability>", "```json", "1. ", "- ", "\n", '"', "'", "hello", "é😊", "\\", "null", "-1", "1e400", "{{{{", "]]]"];
+    const pieces = [
+      '{"responses": [',
+      "{",
+      "}",
+      "]",
+      '"text":',
+      "'probability':",
+      "0.3",
+      "70%",
+      "NaN",
+      ",",
+      "<response>",
+      "<text>",
+      "</text>",
+      "<probability>",
+      "```json",
+      "1. ",
+      "- ",
+      "\n",
+      '"',
+      "'",
+      "hello",
+      "é😊",
+      "\\",
+      "null",
+      "-1",
+      "1e400",
+      "{{{{",
+      "]]]",
+    ];
     for (let t = 0; t < 3000; t++) {
       const n = 1 + rng.int(14);
       const raw = Array.from({ length: n }, () => pieces[rng.int(pieces.length)]).join(rng.uniform() < 0.5 ? "" : " ");

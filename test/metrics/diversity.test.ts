@@ -48,7 +48,15 @@ describe("distinctN", () => {
   });
 
   it("keeps multi-digit tokens apart and handles short or no sequences", () => {
-    expect(distinctN([[1, 12], [11, 2]], 2)).toBe(1); // "1,12" ≠ "11,2"
+    expect(
+      distinctN(
+        [
+          [1, 12],
+          [11, 2],
+        ],
+        2,
+      ),
+    ).toBe(1); // "1,12" ≠ "11,2"
     expect(distinctN([[5]], 2)).toBe(0);
     expect(distinctN([], 1)).toBe(0);
     expect(distinctN([[7, 7, 7, 7]], 2)).toBeCloseTo(1 / 3, 14); // a collapsed policy repeats itself

@@ -143,9 +143,7 @@ describe("gammaMLE from samples", () => {
     const ctx = refs.slice(0, 40).map((ref) => ({ refLogp: ref, counts: drawCounts(rng, ref, 4, 25) }));
     const base = gammaMLE(ctx);
     const shifted = gammaMLE(ctx.map((c, i) => ({ refLogp: c.refLogp.map((x) => x + i - 7), counts: c.counts })));
-    const padded = gammaMLE(
-      ctx.map((c) => ({ refLogp: [-1e9, ...c.refLogp, -Infinity, -2e8], counts: [0, ...c.counts, 0, 0] })),
-    );
+    const padded = gammaMLE(ctx.map((c) => ({ refLogp: [-1e9, ...c.refLogp, -Infinity, -2e8], counts: [0, ...c.counts, 0, 0] })));
     for (const f of [shifted, padded]) {
       expect(f.gamma).toBeCloseTo(base.gamma, 9);
       expect(f.se).toBeCloseTo(base.se, 9);
@@ -236,7 +234,12 @@ describe("gammaMLE on degenerate input", () => {
 
   it("rejects malformed input with a message naming the context", () => {
     expect(() => gammaMLE([{ refLogp: [0, -1], counts: [1] }])).toThrow(/context 0 has 2 refLogp entries but 1 counts/);
-    expect(() => gammaMLE([{ refLogp: [0, -1], counts: [1, 0] }, { refLogp: [0, -Infinity], counts: [1, 1] }])).toThrow(/context 1 .*disallows/);
+    expect(() =>
+      gammaMLE([
+        { refLogp: [0, -1], counts: [1, 0] },
+        { refLogp: [0, -Infinity], counts: [1, 1] },
+      ]),
+    ).toThrow(/context 1 .*disallows/);
     expect(() => gammaMLE([{ refLogp: [0, NaN], counts: [1, 1] }])).toThrow(/refLogp\[1\] is NaN/);
     expect(() => gammaMLE([{ refLogp: [0, -1], counts: [1, -1] }])).toThrow(/counts\[1\] is -1/);
     expect(() => gammaMLE([{ refLogp: [-Infinity], counts: [0] }])).toThrow(/allows no option/);
@@ -258,7 +261,11 @@ describe("sharpenLogp", () => {
 
 describe("SCOPE's estimators (scopeGamma, reference-free)", () => {
   it("matches SCOPE's formulas on hand examples (numpy polyfit values)", () => {
-    const s = scopeGamma([[50, 20, 12, 8, 5, 3, 1, 1], [0, 3, 2, 1], [97, 1, 1, 1]]);
+    const s = scopeGamma([
+      [50, 20, 12, 8, 5, 3, 1, 1],
+      [0, 3, 2, 1],
+      [97, 1, 1, 1],
+    ]);
     const expected = [
       [1.8909360719938997, 5 / 3, 1.4126277749836016],
       [0.9553079166960994, 1.3690702464285425, 1.086224695040078],

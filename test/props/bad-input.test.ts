@@ -17,9 +17,16 @@ const leafPaths = (o: unknown, prefix = ""): string[] =>
   typeof o === "object" && o !== null && !Array.isArray(o) ? Object.entries(o).flatMap(([k, v]) => leafPaths(v, prefix ? `${prefix}.${k}` : k)) : [prefix];
 const REAL = leafPaths(DEFAULT_CONFIG);
 const segment = fc.oneof(fc.constantFrom("__proto__", "constructor", "prototype", "", "0", "length", "toString", "rl", "steps", "gamma"), fc.string({ maxLength: 8 }));
-const path = fc.oneof(fc.constantFrom(...REAL), fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join(".")), fc.constantFrom(...REAL).map((p) => `${p}.x`));
+const path = fc.oneof(
+  fc.constantFrom(...REAL),
+  fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => s.join(".")),
+  fc.constantFrom(...REAL).map((p) => `${p}.x`),
+);
 const value = fc.oneof(fc.json({ maxDepth: 2 }), fc.string({ maxLength: 12 }), fc.constantFrom("1e309", "-0", "NaN", "Infinity", "null", "[]", "{}", "true", '"x"', "1.5", "-3", "1000000000000"));
-const assignment = fc.oneof(fc.tuple(path, value).map(([p, v]) => `${p}=${v}`), fc.string({ maxLength: 30 }));
+const assignment = fc.oneof(
+  fc.tuple(path, value).map(([p, v]) => `${p}=${v}`),
+  fc.string({ maxLength: 30 }),
+);
 
 const polluted = () => Object.keys(Object.prototype).length > 0 || ({} as Record<string, unknown>).polluted !== undefined;
 
@@ -52,9 +59,18 @@ describe("config overrides (--set, ?set=, the knobs)", () => {
 
 describe("URL state", () => {
   const query = fc
-    .array(fc.tuple(fc.constantFrom("v", "preset", "seeds", "seedBase", "set", "backend", "autorun", "embed", "present", "x"), fc.oneof(fc.string({ maxLength: 12 }), assignment, fc.constantFrom(...PRESETS.map((p) => p.id)))), { maxLength: 6 })
+    .array(
+      fc.tuple(
+        fc.constantFrom("v", "preset", "seeds", "seedBase", "set", "backend", "autorun", "embed", "present", "x"),
+        fc.oneof(fc.string({ maxLength: 12 }), assignment, fc.constantFrom(...PRESETS.map((p) => p.id))),
+      ),
+      { maxLength: 6 },
+    )
     .map((pairs) => `?${new URLSearchParams(pairs).toString()}`);
-  const hash = fc.oneof(fc.constantFrom("", ...PAGES.map((p) => `#${p}`)), fc.string({ maxLength: 10 }).map((s) => `#${s}`));
+  const hash = fc.oneof(
+    fc.constantFrom("", ...PAGES.map((p) => `#${p}`)),
+    fc.string({ maxLength: 10 }).map((s) => `#${s}`),
+  );
 
   it("any query parses to a state that resolves to a config (what cannot be read is a problem, not a crash)", () => {
     fc.assert(
@@ -88,10 +104,14 @@ describe("RunReport import", () => {
 
   // a real report with one value replaced somewhere, or cut short, or not JSON at all
   const mutated = fc.oneof(
-    fc.tuple(fc.constantFrom("schema", "config", "env", "conditions", "simulators", "pretraining", "store"), fc.json({ maxDepth: 2 })).map(([k, v]) => JSON.stringify({ ...report, [k]: JSON.parse(v) })),
+    fc
+      .tuple(fc.constantFrom("schema", "config", "env", "conditions", "simulators", "pretraining", "store"), fc.json({ maxDepth: 2 }))
+      .map(([k, v]) => JSON.stringify({ ...report, [k]: JSON.parse(v) })),
     fc.nat({ max: text.length }).map((n) => text.slice(0, n)),
     fc.string({ maxLength: 50 }),
-    fc.tuple(fc.constantFrom("rl", "simulator", "seeds", "conditions"), fc.json({ maxDepth: 1 })).map(([k, v]) => JSON.stringify({ ...report, config: { ...(report.config as object), [k]: JSON.parse(v) } })),
+    fc
+      .tuple(fc.constantFrom("rl", "simulator", "seeds", "conditions"), fc.json({ maxDepth: 1 }))
+      .map(([k, v]) => JSON.stringify({ ...report, config: { ...(report.config as object), [k]: JSON.parse(v) } })),
   );
 
   it("either parses or names what is wrong in one ReportError", () => {
@@ -113,8 +133,12 @@ describe("VS replies", () => {
   const reply = fc.oneof(
     fc.string({ maxLength: 200 }),
     fc.json({ maxDepth: 3 }),
-    fc.array(fc.record({ text: fc.string({ maxLength: 20 }), probability: fc.oneof(fc.double(), fc.string({ maxLength: 5 }), fc.constant(null)) }), { maxLength: 6 }).map((r) => JSON.stringify({ responses: r })),
-    fc.array(fc.tuple(fc.string({ maxLength: 20 }), fc.double({ min: -1, max: 2 })), { maxLength: 6 }).map((r) => r.map(([t, p]) => `<response><text>${t}</text><probability>${p}</probability></response>`).join("\n")),
+    fc
+      .array(fc.record({ text: fc.string({ maxLength: 20 }), probability: fc.oneof(fc.double(), fc.string({ maxLength: 5 }), fc.constant(null)) }), { maxLength: 6 })
+      .map((r) => JSON.stringify({ responses: r })),
+    fc
+      .array(fc.tuple(fc.string({ maxLength: 20 }), fc.double({ min: -1, max: 2 })), { maxLength: 6 })
+      .map((r) => r.map(([t, p]) => `<response><text>${t}</text><probability>${p}</probability></response>`).join("\n")),
   );
 
   it("never throw, and give candidates whose probabilities are finite, in [0, 1] and sum to 1", () => {

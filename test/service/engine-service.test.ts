@@ -54,7 +54,11 @@ describe("throttle", () => {
   it("passes the first call, holds the rest within the interval, flushes the latest", () => {
     let now = 0;
     const got: number[] = [];
-    const t = throttle((v: number) => got.push(v), 100, () => now);
+    const t = throttle(
+      (v: number) => got.push(v),
+      100,
+      () => now,
+    );
     t(1);
     now = 50;
     t(2);

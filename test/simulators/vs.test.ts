@@ -231,7 +231,11 @@ describe("vsExponent and VerbalizedSampling", () => {
     const vs = new VerbalizedSampling(bench, base, { k: 5, selection: "random", fidelity: 0.5 });
     const q = await vs.distribution([d]);
     const n = 8000;
-    const replies = await vs.reply(Array.from({ length: n }, () => d), [], Rng.seed(6));
+    const replies = await vs.reply(
+      Array.from({ length: n }, () => d),
+      [],
+      Rng.seed(6),
+    );
     const counts = new Array<number>(q.length).fill(0);
     for (const a of replies) counts[a]++;
     expect(maxZ(counts, q)).toBeLessThan(4.5);
@@ -245,7 +249,11 @@ describe("vsExponent and VerbalizedSampling", () => {
     const vs = new VerbalizedSampling(bench, base, { k: 3, selection: "prob", fidelity: 1 });
     const q = await vs.distribution([d]);
     const n = 8000;
-    const replies = await vs.reply(Array.from({ length: n }, () => d), [], Rng.seed(7));
+    const replies = await vs.reply(
+      Array.from({ length: n }, () => d),
+      [],
+      Rng.seed(7),
+    );
     const counts = new Array<number>(q.length).fill(0);
     for (const a of replies) counts[a]++;
     expect(maxZ(counts, probSelectionExact(q, 3))).toBeLessThan(4.5);

@@ -61,7 +61,12 @@ export async function decideBackend(requested: BackendChoice, config: ModelConfi
     // a corrupt cache entry is measured again
   }
   if (!measured && !measureNow) {
-    return { requested, name: "wasm", adapter, reason: "running on wasm for now: WebGPU has not been measured against wasm on this device yet (that happens while the page is idle; later runs use the faster)" };
+    return {
+      requested,
+      name: "wasm",
+      adapter,
+      reason: "running on wasm for now: WebGPU has not been measured against wasm on this device yet (that happens while the page is idle; later runs use the faster)",
+    };
   }
   if (!measured) {
     try {
@@ -70,7 +75,13 @@ export async function decideBackend(requested: BackendChoice, config: ModelConfi
       measured = { webgpu: webgpu.msPerStep, wasm: wasm.msPerStep, cached: false };
       if (valid()) storage?.setItem(key, JSON.stringify({ webgpu: measured.webgpu, wasm: measured.wasm }));
     } catch (e) {
-      return { requested, name: "wasm", adapter, reason: `running on wasm: WebGPU failed while measuring (${(e as Error).message})`, notice: `WebGPU failed here (${(e as Error).message}); running on wasm.` };
+      return {
+        requested,
+        name: "wasm",
+        adapter,
+        reason: `running on wasm: WebGPU failed while measuring (${(e as Error).message})`,
+        notice: `WebGPU failed here (${(e as Error).message}); running on wasm.`,
+      };
     }
   }
   const gpu = measured.webgpu < measured.wasm;

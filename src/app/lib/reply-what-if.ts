@@ -10,7 +10,13 @@ import { vsExponent, type VsSelection } from "../../simulators/vs";
 /** π^e renormalised over the entries with π > 0 (zeros stay 0): the engine's `sharpenLogp`. */
 export function sharpen(p: readonly number[], e: number): number[] {
   if (!p.some((x) => x > 0)) return p.map(() => 0);
-  return Array.from(sharpenLogp(p.map((x) => (x > 0 ? Math.log(x) : -Infinity)), e), Math.exp);
+  return Array.from(
+    sharpenLogp(
+      p.map((x) => (x > 0 ? Math.log(x) : -Infinity)),
+      e,
+    ),
+    Math.exp,
+  );
 }
 
 /**
@@ -94,7 +100,8 @@ const replies = (n: number) => (n === 1 ? "1 reply holds" : `${n} replies hold`)
  */
 export function concentrationSentence(acts: readonly string[], rows: { aligned: readonly number[]; reference: readonly number[]; bayes?: readonly number[] }, gamma: number): string {
   const [first, second] = ranked(rows.aligned, acts);
-  const top = first.p >= 0.9 || !second || second.p < 0.005 ? `puts ${pct(first.p)} of its mass on one reply, “${first.act}”` : `puts ${pct(first.p)} on “${first.act}” and ${pct(second.p)} on “${second.act}”`;
+  const top =
+    first.p >= 0.9 || !second || second.p < 0.005 ? `puts ${pct(first.p)} of its mass on one reply, “${first.act}”` : `puts ${pct(first.p)} on “${first.act}” and ${pct(second.p)} on “${second.act}”`;
   const nA = repliesToCover(rows.aligned);
   const nR = repliesToCover(rows.reference);
   const others = rows.bayes ? `the Bayes predictive of real people needs ${repliesToCover(rows.bayes)} and the reference ${nR}` : `the reference needs ${nR}`;

@@ -43,7 +43,10 @@ export function parseUrlState(search: string, hash = ""): { state: UrlState; pro
     if (PRESETS.some((p) => p.id === preset)) state.preset = preset;
     else problems.push(`unknown preset "${preset}" — showing ${DEFAULT_PRESET} (presets: ${PRESETS.map((p) => p.id).join(", ")})`);
   }
-  for (const [key, min] of [["seeds", 1], ["seedBase", 0]] as const) {
+  for (const [key, min] of [
+    ["seeds", 1],
+    ["seedBase", 0],
+  ] as const) {
     const raw = q.get(key);
     if (raw === null) continue;
     const n = count(raw, min);

@@ -171,7 +171,10 @@ export class ExperimentState {
     const runs = this.#runsStarted;
     this.#preparing ??= this.deps
       .decideBackend("auto", modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity, { measure: true, valid: () => this.#runsStarted === runs })
-      .then(() => undefined, () => undefined)
+      .then(
+        () => undefined,
+        () => undefined,
+      )
       .finally(() => (this.#preparing = null));
     return this.#preparing;
   }
@@ -229,7 +232,12 @@ export class ExperimentState {
       this.#executor = executor;
       const info = await executor.info?.();
       if (info && info.name !== this.backend.name) {
-        this.backend = { ...this.backend, name: info.name as "webgpu" | "wasm", reason: `fell back to ${info.name}: ${info.fallbackReason}`, notice: `WebGPU could not start (${info.fallbackReason}); running on ${info.name}.` };
+        this.backend = {
+          ...this.backend,
+          name: info.name as "webgpu" | "wasm",
+          reason: `fell back to ${info.name}: ${info.fallbackReason}`,
+          notice: `WebGPU could not start (${info.fallbackReason}); running on ${info.name}.`,
+        };
       }
       if (this.#stopped) throw new Error("stopped");
       const id = resume?.id ?? newRunId();

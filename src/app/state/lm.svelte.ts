@@ -415,11 +415,7 @@ export class LmLabState {
       const tiny = source === "tiny" ? await this.host.tinySources() : null;
       for (const role of roles) {
         if (signal.aborted) throw new LmCancelledError("loading");
-        const src: ModelSource = tiny
-          ? tiny[role]
-          : source === "local"
-            ? { id: this.ids[role].trim(), localModelPath: this.localPath.trim() }
-            : { id: this.ids[role].trim() };
+        const src: ModelSource = tiny ? tiny[role] : source === "local" ? { id: this.ids[role].trim(), localModelPath: this.localPath.trim() } : { id: this.ids[role].trim() };
         current = src;
         this.job = { ...this.job!, label: `Loading the ${ROLE_WORDS[role]} (${src.id})` };
         const call: LoadCall = { device: this.device, onProgress: (p) => this.#onProgress(role, p), signal };
@@ -436,7 +432,8 @@ export class LmLabState {
       }
       this.loadedSource = source;
       const instruct = this.loaded.instruct;
-      if (instruct && !instruct.hasChatTemplate) this.notice = { job: "load", text: `${instruct.id} has no chat template, so it cannot answer the chat prompts: pick an instruct model for the simulator.` };
+      if (instruct && !instruct.hasChatTemplate)
+        this.notice = { job: "load", text: `${instruct.id} has no chat template, so it cannot answer the chat prompts: pick an instruct model for the simulator.` };
       return true;
     } catch (e) {
       if (current && describeError(e).kind !== "cancelled") this.error = { ...describeLoadError(e, current), job: "load" };
@@ -544,9 +541,24 @@ export class LmLabState {
       this.#step();
       update({
         measures: {
-          direct: measure("Direct", directTexts, result.direct.map((r) => r.donation), emb[0]),
-          vsAll: measure("VS, all candidates", groups[1], vsAll.map((c) => c.donation), emb[1]),
-          vsSelected: measure("VS, selected", groups[2], vsSel.map((c) => c.donation), emb[2]),
+          direct: measure(
+            "Direct",
+            directTexts,
+            result.direct.map((r) => r.donation),
+            emb[0],
+          ),
+          vsAll: measure(
+            "VS, all candidates",
+            groups[1],
+            vsAll.map((c) => c.donation),
+            emb[1],
+          ),
+          vsSelected: measure(
+            "VS, selected",
+            groups[2],
+            vsSel.map((c) => c.donation),
+            emb[2],
+          ),
         },
         embeddingNote: note,
         status: "done",

@@ -51,7 +51,10 @@ function successTable(pop: PersuasionPopulation, plans: number[][]): Float64Arra
   return OPENERS.map((o) =>
     plans.map((p) => {
       const script = [o, ...p];
-      const key = script.slice().sort((a, b) => a - b).join(",");
+      const key = script
+        .slice()
+        .sort((a, b) => a - b)
+        .join(",");
       let row = memo.get(key);
       if (!row) memo.set(key, (row = successes(pop, effects, script)));
       return row;

@@ -5,21 +5,11 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse } from "csv-parse/sync";
-import {
-  P4G_STRATEGIES,
-  P4G_TRAITS,
-  TOY_DONATION_AMOUNTS,
-  type Correlation,
-  type OutOfRangePolicy,
-  type P4GStats,
-  type P4GStrategy,
-  type P4GTrait,
-} from "./p4g-stats";
+import { P4G_STRATEGIES, P4G_TRAITS, TOY_DONATION_AMOUNTS, type Correlation, type OutOfRangePolicy, type P4GStats, type P4GStrategy, type P4GTrait } from "./p4g-stats";
 
 export const P4G_SOURCE: P4GStats["source"] = {
   corpus: "Persuasion for Good",
-  citation:
-    "Wang et al., Persuasion for Good: Towards a Personalized Persuasive Dialogue System for Social Good, ACL 2019",
+  citation: "Wang et al., Persuasion for Good: Towards a Personalized Persuasive Dialogue System for Social Good, ACL 2019",
   licence: "Apache-2.0",
 };
 

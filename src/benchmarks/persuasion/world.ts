@@ -375,7 +375,11 @@ export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Ben
       d.acts.forEach((a, i) => {
         if (i % 2 === 1 && USER_ACTS.includes(a)) counts.set(ACTS[a].name, (counts.get(ACTS[a].name) ?? 0) + 1);
       });
-      const talk = [...counts.entries()].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, 2).map(([n]) => n).sort();
+      const talk = [...counts.entries()]
+        .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+        .slice(0, 2)
+        .map(([n]) => n)
+        .sort();
       const given = donation(d);
       return `${talk.join(">") || "-"}|${given === 0 ? "$0" : given < 1 ? "<$1" : "≥$1"}`;
     },

@@ -50,7 +50,10 @@ function layerNorm(x: np.Array, g: np.Array, b: np.Array): np.Array {
   const mu = x.ref.mean(-1, { keepdims: true });
   const xc = x.sub(mu);
   const variance = np.square(xc.ref).mean(-1, { keepdims: true });
-  return xc.div(np.sqrt(variance.add(LN_EPS))).mul(g).add(b);
+  return xc
+    .div(np.sqrt(variance.add(LN_EPS)))
+    .mul(g)
+    .add(b);
 }
 
 const GELU_K = Math.sqrt(2 / Math.PI);
@@ -78,7 +81,10 @@ function forward(c: ModelConfig, P: Params, tokens: np.Array, causal: np.Array):
     const qh = q.reshape([B, T, H, hd]).transpose([0, 2, 1, 3]);
     const kh = k.reshape([B, T, H, hd]).transpose([0, 2, 3, 1]);
     const vh = v.reshape([B, T, H, hd]).transpose([0, 2, 1, 3]);
-    const scores = np.matmul(qh, kh).mul(1 / Math.sqrt(hd)).add(l === c.layers - 1 ? causal : causal.ref);
+    const scores = np
+      .matmul(qh, kh)
+      .mul(1 / Math.sqrt(hd))
+      .add(l === c.layers - 1 ? causal : causal.ref);
     const att = np.matmul(nn.softmax(scores, -1), vh).transpose([0, 2, 1, 3]).reshape([B, T, c.d]);
     x = x.add(np.matmul(att, next()).add(next()));
     const h2 = layerNorm(x.ref, next(), next());
@@ -129,7 +135,10 @@ function decodeStep(c: ModelConfig, P: Params, K: Params, Vc: Params, inp: Decod
     const heads = (a: np.Array) => a.reshape([B, W, H, hd]).transpose([0, 2, 1, 3]); // [B, H, W, hd]
     const Kl = K[l].mul(keep.ref).add(np.matmul(scatter.ref, heads(k)));
     const Vl = Vc[l].mul(keep.ref).add(np.matmul(scatter.ref, heads(v)));
-    const scores = np.matmul(heads(q), Kl.ref.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(hd)).add(bias.ref);
+    const scores = np
+      .matmul(heads(q), Kl.ref.transpose([0, 1, 3, 2]))
+      .mul(1 / Math.sqrt(hd))
+      .add(bias.ref);
     const att = np.matmul(nn.softmax(scores, -1), Vl.ref).transpose([0, 2, 1, 3]).reshape([B, W, c.d]);
     newK.push(Kl);
     newV.push(Vl);
@@ -204,14 +213,7 @@ function objective(c: ModelConfig, P: Params, inp: LossInputs, table: np.Array, 
   const mean = (a: np.Array) => a.mul(mask.ref).sum().div(denom.ref);
   const loss = mean(term);
   const entropy = lax.stopGradient(np.exp(lp.ref).mul(lp).sum(-1).neg());
-  const aux = np.stack([
-    mean(lax.stopGradient(logp).neg()),
-    mean(entropy),
-    mean(lax.stopGradient(kl)),
-    mean(clipHit),
-    tokens,
-    mean(lax.stopGradient(fwd)),
-  ]);
+  const aux = np.stack([mean(lax.stopGradient(logp).neg()), mean(entropy), mean(lax.stopGradient(kl)), mean(clipHit), tokens, mean(lax.stopGradient(fwd))]);
   mask.dispose();
   denom.dispose();
   return [loss, aux];

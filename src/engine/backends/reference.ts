@@ -67,8 +67,18 @@ function unpack(config: ModelConfig, arrays: Float64Array[]): Weights {
   const blocks: Block[] = [];
   for (let l = 0; l < config.layers; l++) {
     blocks.push({
-      ln1g: next(), ln1b: next(), wqkv: next(), bqkv: next(), wo: next(), bo: next(),
-      ln2g: next(), ln2b: next(), w1: next(), b1: next(), w2: next(), b2: next(),
+      ln1g: next(),
+      ln1b: next(),
+      wqkv: next(),
+      bqkv: next(),
+      wo: next(),
+      bo: next(),
+      ln2g: next(),
+      ln2b: next(),
+      w1: next(),
+      b1: next(),
+      w2: next(),
+      b2: next(),
     });
   }
   return { tokEmb, posEmb, blocks, lnfG: next(), lnfB: next(), headW: next(), headB: next() };
@@ -93,10 +103,7 @@ function linear(x: Float64Array, n: number, din: number, w: Float64Array, b: Flo
 }
 
 /** Adds ∂L/∂w and ∂L/∂b into dw, db and returns ∂L/∂x, given dy = ∂L/∂y. */
-function linearBackward(
-  x: Float64Array, dy: Float64Array, n: number, din: number, w: Float64Array, dout: number,
-  dw: Float64Array, db: Float64Array,
-): Float64Array {
+function linearBackward(x: Float64Array, dy: Float64Array, n: number, din: number, w: Float64Array, dout: number, dw: Float64Array, db: Float64Array): Float64Array {
   const dx = new Float64Array(n * din);
   for (let r = 0; r < n; r++) {
     const yo = r * dout;
@@ -192,7 +199,8 @@ function attention(qkv: Float64Array, rows: number, T: number, d: number, heads:
         const qo = (b * T + i) * w + qc;
         const po = ((b * heads + h) * T + i) * T;
         let max = -Infinity;
-        for (let j = 0; j <= i; j++) { // position i sees j ≤ i only
+        for (let j = 0; j <= i; j++) {
+          // position i sees j ≤ i only
           const ko = (b * T + j) * w + kc;
           let s = 0;
           for (let c = 0; c < hd; c++) s += qkv[qo + c] * qkv[ko + c];
@@ -389,10 +397,7 @@ function distScale(dist: Dist | undefined): number {
  * The objective of backend.ts on given logits, and ∂loss/∂logits when `dlogits` is passed.
  * Token t ≥ 1 with mask ≠ 0 is scored by the distribution at t − 1; token 0 is never a target.
  */
-function policyObjective(
-  config: ModelConfig, logits: Float64Array, table: Float32Array, batch: TrainBatch, hyper: PolicyHyper,
-  logitScale: number, dlogits?: Float64Array,
-): ObjectiveStats {
+function policyObjective(config: ModelConfig, logits: Float64Array, table: Float32Array, batch: TrainBatch, hyper: PolicyHyper, logitScale: number, dlogits?: Float64Array): ObjectiveStats {
   const { context: T, vocab: V } = config;
   const { mask, cls, advantages, oldLogp, refLogp, refDist } = batch;
   const fwdCoef = refDist ? (hyper.forwardKlCoef ?? 0) : 0;
@@ -404,7 +409,12 @@ function policyObjective(
   for (let b = 0; b < batch.rows; b++) for (let t = 1; t < T; t++) tokens += mask[b * T + t];
   const denom = Math.max(tokens, 1);
 
-  let loss = 0, nll = 0, entropy = 0, kl = 0, fkl = 0, clipped = 0;
+  let loss = 0,
+    nll = 0,
+    entropy = 0,
+    kl = 0,
+    fkl = 0,
+    clipped = 0;
   const logp = new Float64Array(V);
   for (let b = 0; b < batch.rows; b++) {
     const A = advantages ? advantages[b] : 1;
@@ -431,7 +441,8 @@ function policyObjective(
       const delta = (refLogp ? refLogp[i] : lp) - lp;
       const k3 = Math.exp(delta) - delta - 1;
       // exact forward KL(q ‖ p) from the reference's whole distribution q at this position
-      let fwd = 0, qSum = 0;
+      let fwd = 0,
+        qSum = 0;
       if (refDist) {
         for (let v = 0; v < V; v++) {
           const q = refDist[i * V + v];
@@ -470,10 +481,7 @@ function checkObjectiveInputs(config: ModelConfig, table: Float32Array, batch: T
 }
 
 /** The training objective of backend.ts (value only) at the given parameters. */
-export function referenceObjective(
-  config: ModelConfig, params: Float64Array[], table: Float32Array, batch: TrainBatch, hyper: PolicyHyper,
-  dist?: { logitScale?: number },
-): ObjectiveStats {
+export function referenceObjective(config: ModelConfig, params: Float64Array[], table: Float32Array, batch: TrainBatch, hyper: PolicyHyper, dist?: { logitScale?: number }): ObjectiveStats {
   checkObjectiveInputs(config, table, batch);
   const logits = referenceForward(config, params, batch.tokens, batch.rows);
   return policyObjective(config, logits, table, batch, hyper, dist?.logitScale ?? 1);
@@ -481,7 +489,11 @@ export function referenceObjective(
 
 /** The objective and its analytic gradients, one array per parameter in `paramSpecs` order. */
 export function referenceGradients(
-  config: ModelConfig, params: Float64Array[], table: Float32Array, batch: TrainBatch, hyper: PolicyHyper,
+  config: ModelConfig,
+  params: Float64Array[],
+  table: Float32Array,
+  batch: TrainBatch,
+  hyper: PolicyHyper,
   dist?: { logitScale?: number },
 ): { stats: ObjectiveStats; grads: Float64Array[] } {
   checkObjectiveInputs(config, table, batch);
@@ -575,7 +587,7 @@ class ReferenceDecoder implements Decoder {
             max = Math.max(max, scores[j]);
           }
           let sum = 0;
-          for (let j = 0; j <= t; j++) sum += (scores[j] = Math.exp(scores[j] - max));
+          for (let j = 0; j <= t; j++) sum += scores[j] = Math.exp(scores[j] - max);
           for (let j = 0; j <= t; j++) {
             for (let c = 0; c < hd; c++) att[i * d + h * hd + c] += (scores[j] / sum) * Vc[base + j * d + h * hd + c];
           }
@@ -710,7 +722,10 @@ class ReferenceModel implements EngineModel {
     this.#version += 1;
     const { bc1, bc2 } = adamBias(hyper, this.#step);
     paramSpecs(this.config).forEach((spec, k) => {
-      const p = this.#params[k], g = grads[k], m = this.#m[k], v = this.#v[k];
+      const p = this.#params[k],
+        g = grads[k],
+        m = this.#m[k],
+        v = this.#v[k];
       const decay = spec.decay ? hyper.weightDecay : 0;
       for (let i = 0; i < p.length; i++) {
         const gi = g[i] * clip;

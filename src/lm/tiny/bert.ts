@@ -25,7 +25,33 @@ export interface TinyBert {
 }
 
 const SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
-const WORDS = ["the", "and", "to", "of", "you", "is", "that", "in", "it", "for", "would", "like", "not", "can", "help", "donate", "money", "children", "save", "yes", "no", "maybe", "think", "sure", "dollars"];
+const WORDS = [
+  "the",
+  "and",
+  "to",
+  "of",
+  "you",
+  "is",
+  "that",
+  "in",
+  "it",
+  "for",
+  "would",
+  "like",
+  "not",
+  "can",
+  "help",
+  "donate",
+  "money",
+  "children",
+  "save",
+  "yes",
+  "no",
+  "maybe",
+  "think",
+  "sure",
+  "dollars",
+];
 const SUFFIXES = ["s", "ing", "ed", "ly", "er"];
 const LN_EPS_BERT = 1e-12;
 const MASKED = -1e9;
@@ -50,8 +76,11 @@ function tokenizerJson(vocab: string[]): Record<string, unknown> {
       type: "TemplateProcessing",
       single: [{ SpecialToken: { id: "[CLS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: "[SEP]", type_id: 0 } }],
       pair: [
-        { SpecialToken: { id: "[CLS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: "[SEP]", type_id: 0 } },
-        { Sequence: { id: "B", type_id: 1 } }, { SpecialToken: { id: "[SEP]", type_id: 1 } },
+        { SpecialToken: { id: "[CLS]", type_id: 0 } },
+        { Sequence: { id: "A", type_id: 0 } },
+        { SpecialToken: { id: "[SEP]", type_id: 0 } },
+        { Sequence: { id: "B", type_id: 1 } },
+        { SpecialToken: { id: "[SEP]", type_id: 1 } },
       ],
       special_tokens: { "[CLS]": special("[CLS]"), "[SEP]": special("[SEP]") },
     },
@@ -64,14 +93,31 @@ function tokenizerJson(vocab: string[]): Record<string, unknown> {
 function weightShapes(m: TinyBertDims): [string, number[]][] {
   const { vocab: V, d, intermediate: I } = m;
   const shapes: [string, number[]][] = [
-    ["word_emb", [V, d]], ["pos_emb", [m.maxPositions, d]], ["type_emb", [m.typeVocab, d]], ["emb_ln.g", [d]], ["emb_ln.b", [d]],
+    ["word_emb", [V, d]],
+    ["pos_emb", [m.maxPositions, d]],
+    ["type_emb", [m.typeVocab, d]],
+    ["emb_ln.g", [d]],
+    ["emb_ln.b", [d]],
   ];
   for (let l = 0; l < m.layers; l++) {
     const p = `l${l}.`;
     shapes.push(
-      [p + "wq", [d, d]], [p + "bq", [d]], [p + "wk", [d, d]], [p + "bk", [d]], [p + "wv", [d, d]], [p + "bv", [d]],
-      [p + "wo", [d, d]], [p + "bo", [d]], [p + "ln1.g", [d]], [p + "ln1.b", [d]],
-      [p + "w1", [d, I]], [p + "b1", [I]], [p + "w2", [I, d]], [p + "b2", [d]], [p + "ln2.g", [d]], [p + "ln2.b", [d]],
+      [p + "wq", [d, d]],
+      [p + "bq", [d]],
+      [p + "wk", [d, d]],
+      [p + "bk", [d]],
+      [p + "wv", [d, d]],
+      [p + "bv", [d]],
+      [p + "wo", [d, d]],
+      [p + "bo", [d]],
+      [p + "ln1.g", [d]],
+      [p + "ln1.b", [d]],
+      [p + "w1", [d, I]],
+      [p + "b1", [I]],
+      [p + "w2", [I, d]],
+      [p + "b2", [d]],
+      [p + "ln2.g", [d]],
+      [p + "ln2.b", [d]],
     );
   }
   return shapes;
@@ -98,7 +144,10 @@ function bertOnnx(m: TinyBertDims, W: Map<string, Float32Array>): Uint8Array {
   const splitHeads = (x: string) => g.op("Transpose", [g.op("Reshape", [x, g.constInt([0, 0, H, hd])])], { perm: [0, 2, 1, 3] });
   const gelu = (u: string) => g.op("Mul", [g.op("Mul", [u, g.constFloat(0.5)]), g.op("Add", [g.op("Erf", [g.op("Mul", [u, g.constFloat(Math.SQRT1_2)])]), g.constFloat(1)])]);
 
-  const emb = g.op("Add", [g.op("Add", [g.op("Gather", [w["word_emb"], ids], { axis: 0 }), g.op("Gather", [w["pos_emb"], positions], { axis: 0 })]), g.op("Gather", [w["type_emb"], types], { axis: 0 })]);
+  const emb = g.op("Add", [
+    g.op("Add", [g.op("Gather", [w["word_emb"], ids], { axis: 0 }), g.op("Gather", [w["pos_emb"], positions], { axis: 0 })]),
+    g.op("Gather", [w["type_emb"], types], { axis: 0 }),
+  ]);
   let x = layerNorm(emb, "emb_ln");
   const scale = g.constFloat(1 / Math.sqrt(hd));
   for (let l = 0; l < m.layers; l++) {
@@ -172,7 +221,10 @@ const isPunct = (c: string) => /[!-\/:-@\[-`{-~]/.test(c) || /\p{P}/u.test(c);
 /** BERT's basic tokenizer (lower case, strip accents, split on spaces and punctuation) + WordPiece. */
 export function referenceWordPiece(vocab: string[], text: string): number[] {
   const ids = new Map(vocab.map((t, i) => [t, i]));
-  const clean = text.toLowerCase().normalize("NFD").replace(/\p{Mn}/gu, "");
+  const clean = text
+    .toLowerCase()
+    .normalize("NFD")
+    .replace(/\p{Mn}/gu, "");
   const words: string[] = [];
   for (const chunk of clean.split(/\s+/).filter(Boolean)) {
     let cur = "";
@@ -217,7 +269,11 @@ export function referenceWordPiece(vocab: string[], text: string): number[] {
 function erf(x: number): number {
   const z = Math.abs(x);
   const t = 1 / (1 + 0.5 * z);
-  const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  const r =
+    t *
+    Math.exp(
+      -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
   return x >= 0 ? 1 - r : r - 1;
 }
 
@@ -228,7 +284,8 @@ export function referenceEmbedding(model: TinyBert, ids: number[]): Float64Array
   const S = ids.length;
   const W = (n: string) => model.weights.get(n)!;
   const layerNorm = (x: Float64Array, p: string) => {
-    const gain = W(p + ".g"), b = W(p + ".b");
+    const gain = W(p + ".g"),
+      b = W(p + ".b");
     const out = new Float64Array(x.length);
     for (let r = 0; r < S; r++) {
       const row = x.subarray(r * d, (r + 1) * d);
@@ -240,40 +297,53 @@ export function referenceEmbedding(model: TinyBert, ids: number[]): Float64Array
     return out;
   };
   const linear = (x: Float64Array, din: number, wn: string, bn: string, dout: number) => {
-    const w = W(wn), b = W(bn);
+    const w = W(wn),
+      b = W(bn);
     const y = new Float64Array(S * dout);
-    for (let r = 0; r < S; r++) for (let o = 0; o < dout; o++) {
-      let acc = b[o];
-      for (let i = 0; i < din; i++) acc += x[r * din + i] * w[i * dout + o];
-      y[r * dout + o] = acc;
-    }
+    for (let r = 0; r < S; r++)
+      for (let o = 0; o < dout; o++) {
+        let acc = b[o];
+        for (let i = 0; i < din; i++) acc += x[r * din + i] * w[i * dout + o];
+        y[r * dout + o] = acc;
+      }
     return y;
   };
   const emb = new Float64Array(S * d);
-  const we = W("word_emb"), pe = W("pos_emb"), te = W("type_emb");
+  const we = W("word_emb"),
+    pe = W("pos_emb"),
+    te = W("type_emb");
   for (let r = 0; r < S; r++) for (let i = 0; i < d; i++) emb[r * d + i] = we[ids[r] * d + i] + pe[r * d + i] + te[i];
   let x = layerNorm(emb, "emb_ln");
   for (let l = 0; l < layers; l++) {
     const p = `l${l}.`;
-    const q = linear(x, d, p + "wq", p + "bq", d), k = linear(x, d, p + "wk", p + "bk", d), v = linear(x, d, p + "wv", p + "bv", d);
+    const q = linear(x, d, p + "wq", p + "bq", d),
+      k = linear(x, d, p + "wk", p + "bk", d),
+      v = linear(x, d, p + "wv", p + "bv", d);
     const ctx = new Float64Array(S * d);
-    for (let h = 0; h < H; h++) for (let i = 0; i < S; i++) {
-      const s = new Float64Array(S);
-      for (let j = 0; j < S; j++) {
-        let dot = 0;
-        for (let c = 0; c < hd; c++) dot += q[i * d + h * hd + c] * k[j * d + h * hd + c];
-        s[j] = dot / Math.sqrt(hd);
+    for (let h = 0; h < H; h++)
+      for (let i = 0; i < S; i++) {
+        const s = new Float64Array(S);
+        for (let j = 0; j < S; j++) {
+          let dot = 0;
+          for (let c = 0; c < hd; c++) dot += q[i * d + h * hd + c] * k[j * d + h * hd + c];
+          s[j] = dot / Math.sqrt(hd);
+        }
+        const max = Math.max(...s);
+        let sum = 0;
+        for (let j = 0; j < S; j++) sum += s[j] = Math.exp(s[j] - max);
+        for (let j = 0; j < S; j++) for (let c = 0; c < hd; c++) ctx[i * d + h * hd + c] += (s[j] / sum) * v[j * d + h * hd + c];
       }
-      const max = Math.max(...s);
-      let sum = 0;
-      for (let j = 0; j < S; j++) sum += (s[j] = Math.exp(s[j] - max));
-      for (let j = 0; j < S; j++) for (let c = 0; c < hd; c++) ctx[i * d + h * hd + c] += (s[j] / sum) * v[j * d + h * hd + c];
-    }
     const att = linear(ctx, d, p + "wo", p + "bo", d);
-    x = layerNorm(x.map((u, i) => u + att[i]), p + "ln1");
+    x = layerNorm(
+      x.map((u, i) => u + att[i]),
+      p + "ln1",
+    );
     const hidden = linear(x, d, p + "w1", p + "b1", I).map((u) => 0.5 * u * (1 + erf(u * Math.SQRT1_2)));
     const out = linear(hidden, I, p + "w2", p + "b2", d);
-    x = layerNorm(x.map((u, i) => u + out[i]), p + "ln2");
+    x = layerNorm(
+      x.map((u, i) => u + out[i]),
+      p + "ln2",
+    );
   }
   const pooled = new Float64Array(d);
   for (let r = 0; r < S; r++) for (let i = 0; i < d; i++) pooled[i] += x[r * d + i] / S;
