@@ -132,7 +132,7 @@ export function decodeStored(bytes: Uint8Array, key: string, expect: StoredShape
   try {
     h = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, 8 + headLen))) as StoredHeader;
   } catch (e) {
-    throw new Error(`bad header: ${(e as Error).message}`);
+    throw new Error(`bad header: ${(e as Error).message}`, { cause: e });
   }
   if (h?.format !== STORED_FORMAT) throw new Error(`bad header: format is ${JSON.stringify(h?.format)}, expected "${STORED_FORMAT}"`);
   if (h.key !== key) throw new Error(`it holds the model of key ${String(h.key).slice(0, 16)}…, not ${key.slice(0, 16)}…`);
@@ -165,7 +165,7 @@ export function decodeStored(bytes: Uint8Array, key: string, expect: StoredShape
   try {
     validateCheckpoint(checkpoint);
   } catch (e) {
-    throw new Error(`config mismatch: ${(e as Error).message}`);
+    throw new Error(`config mismatch: ${(e as Error).message}`, { cause: e });
   }
   return { checkpoint, nll: h.nll };
 }
@@ -198,7 +198,7 @@ export function parseIndex(text: string): StoreIndex {
   try {
     data = JSON.parse(text);
   } catch (e) {
-    throw new Error(`not JSON (${(e as Error).message})`);
+    throw new Error(`not JSON (${(e as Error).message})`, { cause: e });
   }
   const r = IndexSchema.safeParse(data);
   if (!r.success)

@@ -227,7 +227,6 @@ export function gammaNCE(groups: readonly NceGroup[], opts: { tol?: number; maxI
     return ll;
   };
   let ll = logLik(b, beta);
-  let S = 0;
   for (let it = 1; it <= maxIter; it++) {
     // gradient and (negated) Hessian blocks
     let gBeta = 0;
@@ -247,7 +246,7 @@ export function gammaNCE(groups: readonly NceGroup[], opts: { tol?: number; maxI
         hBB += w * g.x[i] * g.x[i];
       }
     });
-    S = hBB;
+    let S = hBB;
     let rhs = gBeta;
     for (let c = 0; c < gs.length; c++) {
       S -= (hCB[c] * hCB[c]) / hCC[c];

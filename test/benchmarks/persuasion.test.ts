@@ -5,7 +5,7 @@
 // calibration rows against P4G, and the behaviour persuader's strategy frequencies against the
 // real annotated corpus in ../shared/data/p4g.
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import {

@@ -3,21 +3,19 @@
 // fits the viewport from phone to desktop widths (wide tables scroll inside their own box); an
 // imported run compares with the paper's recording in one click.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PreviewServer } from "vite";
 import { chromium, type BrowserContext, type Page } from "playwright";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
 import { PRESETS } from "../../src/experiment/presets";
 
-let server: PreviewServer;
 let cleanup: (() => Promise<void>) | undefined;
 let base: string;
 let context: BrowserContext;
 
 beforeAll(async () => {
   let tmp: string;
-  ({ server, base, tmp, cleanup } = await serveBuild("collapse-lab-runs-"));
+  ({ base, tmp, cleanup } = await serveBuild("collapse-lab-runs-"));
   context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }, 180_000);
 

@@ -4,19 +4,17 @@
 // the real browser (γ = 1: the reference) with a notice until reset; the same-person view pairs
 // single and population on the default recording; π_ref is never written with an underscore.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PreviewServer } from "vite";
 import { chromium, type BrowserContext, type Page } from "playwright";
 import { join } from "node:path";
 import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
 
-let server: PreviewServer;
 let cleanup: (() => Promise<void>) | undefined;
 let base: string;
 let context: BrowserContext;
 let tmp: string;
 
 beforeAll(async () => {
-  ({ server, base, tmp, cleanup } = await serveBuild("collapse-lab-e2e-sim-"));
+  ({ base, tmp, cleanup } = await serveBuild("collapse-lab-e2e-sim-"));
   context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }, 180_000);
 

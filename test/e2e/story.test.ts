@@ -3,7 +3,6 @@
 // shows settings other than the URL's and the controls'; no page scrolls sideways at any width;
 // intervals stay within their bounds; presentation mode's text is large; Pause holds pretraining.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PreviewServer } from "vite";
 import { chromium, type BrowserContext, type Page } from "playwright";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,14 +10,13 @@ import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
 import { parseReport } from "../../src/experiment/report-schema";
 import { PAGES } from "../../src/app/lib/url-state";
 
-let server: PreviewServer;
 let cleanup: (() => Promise<void>) | undefined;
 let base: string;
 let context: BrowserContext;
 
 beforeAll(async () => {
   let tmp: string;
-  ({ server, base, tmp, cleanup } = await serveBuild("collapse-lab-story-"));
+  ({ base, tmp, cleanup } = await serveBuild("collapse-lab-story-"));
   context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
 }, 300_000);
 

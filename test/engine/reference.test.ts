@@ -2,11 +2,11 @@
 // differences of the objective, causality, the masked distributions, AdamW, checkpoints, and
 // the errors bad inputs raise. Tiny configs keep it fast.
 import { describe, it, expect } from "vitest";
-import { type ModelConfig, paramSpecs } from "../../src/engine/config";
-import { type Checkpoint, initCheckpoint } from "../../src/engine/checkpoint";
-import { type PolicyHyper, type StepHyper, type TrainBatch, DEFAULT_OPTIM, maskTable } from "../../src/engine/backend";
+import { paramSpecs } from "../../src/engine/config";
+import { initCheckpoint } from "../../src/engine/checkpoint";
+import { type StepHyper, type TrainBatch, DEFAULT_OPTIM, maskTable } from "../../src/engine/backend";
 import { Rng } from "../../src/engine/random";
-import { TINY, CONFIGS, ROWS, FORBIDDEN, MASKS, DIST, POLICY, MLE, randomCheckpoint, toParams, randomTokens, randomMask, policyBatch, finiteDifferences, norm, relativeErrors } from "./fixtures";
+import { TINY, CONFIGS, ROWS, MASKS, DIST, POLICY, MLE, randomCheckpoint, toParams, randomTokens, randomMask, policyBatch, finiteDifferences, norm, relativeErrors } from "./fixtures";
 import { ReferenceBackend, referenceForward, referenceGradients, referenceObjective } from "../../src/engine/backends/reference";
 
 describe.each(CONFIGS)("reference gradients (%s)", (_, config) => {

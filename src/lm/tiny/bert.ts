@@ -216,7 +216,7 @@ export function makeTinyBert({ seed = 2 } = {}): TinyBert {
 // Reference
 
 /** As Hugging Face tokenizers' BERT pre-tokenizer: ASCII punctuation or Unicode category P. */
-const isPunct = (c: string) => /[!-\/:-@\[-`{-~]/.test(c) || /\p{P}/u.test(c);
+const isPunct = (c: string) => /[!-/:-@[-`{-~]/.test(c) || /\p{P}/u.test(c);
 
 /** BERT's basic tokenizer (lower case, strip accents, split on spaces and punctuation) + WordPiece. */
 export function referenceWordPiece(vocab: string[], text: string): number[] {
