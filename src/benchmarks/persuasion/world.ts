@@ -10,7 +10,7 @@
 // exchange without an ask the user states the donation they make after the task (as in P4G).
 import type { Rng } from "../../engine/random";
 import type { ActDef, Benchmark, CalibrationRow, Dialogue, HumanPopulation, MaskClass, Persona } from "../types";
-import { p4gStats, type P4GStrategy } from "./p4g-stats";
+import { p4gStats, TOY_DONATION_AMOUNTS, type P4GStrategy } from "./p4g-stats";
 
 // ---------------------------------------------------------------------------------------------
 // Acts
@@ -40,7 +40,7 @@ const USER_TALK = [
   ["refuse", ["I am not interested.", "Please stop."]],
 ] as const;
 
-export const AMOUNTS = [0, 0.5, 1, 1.5, 2]; // dollars
+export const AMOUNTS: number[] = [...TOY_DONATION_AMOUNTS]; // dollars: the grid the P4G donations are binned to
 const CARD_TRAITS = ["agreeable", "caring", "rational"] as const;
 
 function buildActs(): ActDef[] {
