@@ -5,11 +5,10 @@ import { defineConfig } from "vitest/config";
 import { svelte } from "@sveltejs/vite-plugin-svelte";
 import { playwright } from "@vitest/browser-playwright";
 
-// @ts-expect-error — a plain .mjs script, no type declarations
-import { findChromium } from "./scripts/chromium.mjs";
+import { CHROMIUM_ARGS, findChromium } from "./scripts/chromium.mjs";
 
 // `npm test` has made sure there is one (scripts/chromium.mjs --ensure); a plain `vitest` run without one fails in the browser project, naming the path
-const CHROMIUM: string = (await findChromium()) ?? "/usr/lib/chromium/chromium";
+const CHROMIUM = (await findChromium()) ?? "/usr/lib/chromium/chromium";
 
 export default defineConfig({
   test: {
@@ -52,16 +51,7 @@ export default defineConfig({
             provider: playwright({
               launchOptions: {
                 executablePath: CHROMIUM,
-                args: [
-                  "--enable-unsafe-webgpu",
-                  "--no-sandbox",
-                  "--disable-background-networking",
-                  "--disable-component-update",
-                  "--disable-sync",
-                  "--no-first-run",
-                  "--disable-quic",
-                  "--disable-dev-shm-usage",
-                ],
+                args: CHROMIUM_ARGS,
               },
             }),
             instances: [{ browser: "chromium" }],

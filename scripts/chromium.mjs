@@ -7,6 +7,18 @@ import { accessSync, constants } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
+/** The flags every test and benchmark starts it with: WebGPU on (SwiftShader where there is no GPU), nothing fetched from the network. */
+export const CHROMIUM_ARGS = [
+  "--enable-unsafe-webgpu",
+  "--no-sandbox",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+  "--disable-dev-shm-usage",
+];
+
 export const CHROMIUM_CANDIDATES = [
   "/usr/lib/chromium/chromium", // Debian's chromium package (the binary its /usr/bin/chromium wrapper starts)
   "/usr/bin/chromium",

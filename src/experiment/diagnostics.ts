@@ -11,7 +11,7 @@
 import type { Benchmark, Dialogue } from "../benchmarks/types";
 import type { EngineBackend, EngineModel } from "../engine/backend";
 import { Rng } from "../engine/random";
-import { gammaMLE, scopeGamma, top1Gamma, zipfGamma, entropyRatioGamma, type GammaContext } from "../metrics/gamma";
+import { attemptEstimate, gammaMLE, scopeGamma, top1Gamma, zipfGamma, entropyRatioGamma, type GammaContext } from "../metrics/gamma";
 import { klDivergence, modeCoverage, unionCoverage } from "../metrics/diversity";
 import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive, Humans, type UserSimulator } from "../simulators/simulator";
@@ -217,24 +217,11 @@ function allowedOf(bench: Benchmark, d: Dialogue): number[] {
   return bench.maskClasses[bench.userClass(d)].allowed;
 }
 
-/**
- * Runs one estimator; an estimator that is undefined on these samples (e.g. Zipf's slope when no
- * state has two observed replies) gives null and its reason, never a failed run.
- */
-function attempt<T>(name: string, unavailable: string[], f: () => T): T | null {
-  try {
-    return f();
-  } catch (e) {
-    unavailable.push(`${name}: ${(e as Error).message}`);
-    return null;
-  }
-}
-
 /** γ estimates from sampled replies; without a reference network only SCOPE's reference-free ones. */
 async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator | null) {
   const states = [...s.contexts.values()];
   const unavailable: string[] = [];
-  if (!reference) return { gammaMLE: null, scope: attempt("SCOPE's estimators", unavailable, () => scopeEstimates(bench, states)), referenceAware: null, unavailable };
+  if (!reference) return { gammaMLE: null, scope: attemptEstimate("SCOPE's estimators", unavailable, () => scopeEstimates(bench, states)), referenceAware: null, unavailable };
   const ref = await reference.distribution(
     states.map((c) => c.d),
     undefined,
@@ -251,16 +238,16 @@ async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator 
     const total = counts.reduce((x, y) => x + y, 0);
     if (total >= 5) aware.push({ refLogp, sim: counts });
   });
-  const fit = attempt("γ MLE", unavailable, () => gammaMLE(mle));
+  const fit = attemptEstimate("γ MLE", unavailable, () => gammaMLE(mle));
   return {
     gammaMLE: fit && { gamma: fit.gamma, se: fit.se },
-    scope: attempt("SCOPE's estimators", unavailable, () => scopeEstimates(bench, states)),
+    scope: attemptEstimate("SCOPE's estimators", unavailable, () => scopeEstimates(bench, states)),
     referenceAware:
       aware.length > 0
         ? {
-            zipf: attempt("reference-aware Zipf", unavailable, () => zipfGamma(aware).gamma),
-            top1: attempt("reference-aware top-1", unavailable, () => top1Gamma(aware).gamma),
-            entropyRatio: attempt("reference-aware entropy ratio", unavailable, () => entropyRatioGamma(aware).gamma),
+            zipf: attemptEstimate("reference-aware Zipf", unavailable, () => zipfGamma(aware).gamma),
+            top1: attemptEstimate("reference-aware top-1", unavailable, () => top1Gamma(aware).gamma),
+            entropyRatio: attemptEstimate("reference-aware entropy ratio", unavailable, () => entropyRatioGamma(aware).gamma),
           }
         : null,
     unavailable,

@@ -223,11 +223,9 @@ export async function runExperiment(
     Promise.all(
       diagSeeds.map(async (seed) => {
         const t = performance.now();
-        // a diagnostic that fails is reported; it never costs the run its trained conditions
+        // a diagnostic that fails is reported (once the units have finished too); it never costs the run its trained conditions
         const d = await cached(cache, `diagnose:${seed}`, () => executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! })).catch((e: unknown) => {
-          if (/stopped|cancel/i.test((e as Error).message)) throw e;
           diagnosticsErrors.push({ seed, message: (e as Error).message });
-          opts.onNote?.(`the simulator diagnostics of seed ${seed} failed (${(e as Error).message}); every condition's results are kept`);
           return null;
         });
         diagMs += performance.now() - t;
@@ -253,6 +251,7 @@ export async function runExperiment(
         }),
     ),
   ]);
+  for (const e of diagnosticsErrors) opts.onNote?.(`the simulator diagnostics of seed ${e.seed} failed (${e.message}); every condition's results are kept`);
 
   const conditions: ConditionReport[] = config.conditions.map((id) => {
     const seedsOfC = metrics

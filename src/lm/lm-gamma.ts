@@ -22,7 +22,7 @@
 // (π_γ ∝ exp(γ·mean token log-prob)), offered as a diagnostic against length effects.
 // SCOPE's three rough estimators run alongside on the same counts: the reference-free port
 // (`scopeGamma`) and the reference-aware Zipf / top-1 / entropy-ratio versions.
-import { entropyRatioGamma, gammaMLE, scopeGamma, top1Gamma, zipfGamma, type EntropyGamma, type GammaFit, type ScopeGamma, type Top1Gamma, type ZipfGamma } from "../metrics/gamma";
+import { attemptEstimate, entropyRatioGamma, gammaMLE, scopeGamma, top1Gamma, zipfGamma, type EntropyGamma, type GammaFit, type ScopeGamma, type Top1Gamma, type ZipfGamma } from "../metrics/gamma";
 import type { LanguageModel, LmPrompt } from "./types";
 
 export interface LmGammaPrompt {
@@ -156,14 +156,7 @@ export async function lmGamma(prompts: readonly LmGammaPrompt[], base: LanguageM
     );
   }
 
-  const attempt = <T>(name: string, f: () => T): T | null => {
-    try {
-      return f();
-    } catch (e) {
-      warnings.push(`${name}: ${(e as Error).message}`);
-      return null;
-    }
-  };
+  const attempt = <T>(name: string, f: () => T) => attemptEstimate(name, warnings, f);
   const sampled = contexts.filter((c) => c.counts.some((n) => n > 0));
   const gammaContexts = sampled.map((c) => ({ refLogp: c.refLogp, counts: c.counts }));
   const simRef = sampled.map((c) => ({ refLogp: c.refLogp, sim: c.counts }));

@@ -399,6 +399,20 @@ export interface ZipfGamma {
 }
 
 /**
+ * Runs one estimator on a sample where it may be undefined (Zipf's slope with no state of two
+ * observed replies, a fully separated NCE fit, …): its value, or null with `name: reason` pushed
+ * onto `problems`, so that one estimator never costs the others or the run.
+ */
+export function attemptEstimate<T>(name: string, problems: string[], estimate: () => T): T | null {
+  try {
+    return estimate();
+  } catch (e) {
+    problems.push(`${name}: ${(e as Error).message}`);
+    return null;
+  }
+}
+
+/**
  * Zipf rank–frequency estimator. In each context the simulator's observed options (mass > 0)
  * are ranked by frequency, r = 1…K_c, and so are the reference's probabilities; one slope s is
  * fitted to log f_c(r) = a_c − s·log r over all contexts jointly (a separate intercept per

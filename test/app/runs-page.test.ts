@@ -18,6 +18,12 @@ stubResizeObserver();
 const recorded = (id: string) => readFileSync(join(__dirname, "../../public/recorded", `${id}.json`), "utf8");
 const FILES: Record<string, string> = Object.fromEntries(["persuasion-paper", "persuasion-quick", "persuasion-smoke"].map((id) => [id, recorded(id)]));
 const title = (id: string) => PRESETS.find((p) => p.id === id)!.title;
+/** The presets the recordings table lists, in order (the header row left out). */
+const listedPresets = (table: HTMLElement) =>
+  within(table)
+    .getAllByRole("row")
+    .slice(1)
+    .map((r) => r.dataset.preset);
 
 /** Serves recorded/<id>.json from `files`; an id not there gets a 404; "html" answers the app's page. */
 function stubFetch(files: Record<string, string | "html">) {
@@ -60,7 +66,7 @@ describe("RunsPage: recordings", () => {
     setup();
     const table = await screen.findByTestId("recordings-table");
     const rows = within(table).getAllByRole("row").slice(1);
-    expect(rows.map((r) => r.dataset.preset)).toEqual(["persuasion-paper", "persuasion-quick", "persuasion-smoke"]);
+    expect(listedPresets(table)).toEqual(["persuasion-paper", "persuasion-quick", "persuasion-smoke"]);
     const paper = parseReport(FILES["persuasion-paper"]);
     const paperRow = rows[0];
     expect(paperRow.textContent).toContain(title("persuasion-paper"));
@@ -97,12 +103,7 @@ describe("RunsPage: recordings", () => {
     stubFetch({ ...FILES, "persuasion-quick": "{ not json" });
     setup();
     const table = await screen.findByTestId("recordings-table");
-    expect(
-      within(table)
-        .getAllByRole("row")
-        .slice(1)
-        .map((r) => r.dataset.preset),
-    ).toEqual(["persuasion-paper", "persuasion-smoke"]);
+    expect(listedPresets(table)).toEqual(["persuasion-paper", "persuasion-smoke"]);
     const errors = screen.getAllByTestId("recording-error");
     expect(errors).toHaveLength(1);
     expect(errors[0].textContent).toContain(title("persuasion-quick"));
@@ -114,12 +115,7 @@ describe("RunsPage: recordings", () => {
     stubFetch({ "persuasion-paper": FILES["persuasion-paper"], "persuasion-smoke": "html" });
     setup();
     const table = await screen.findByTestId("recordings-table");
-    expect(
-      within(table)
-        .getAllByRole("row")
-        .slice(1)
-        .map((r) => r.dataset.preset),
-    ).toEqual(["persuasion-paper"]);
+    expect(listedPresets(table)).toEqual(["persuasion-paper"]);
     expect(screen.queryByTestId("recording-error")).toBeNull();
     expect(screen.queryByTestId("compare-left")).toBeNull(); // one report: nothing to compare yet
   });

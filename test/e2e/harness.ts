@@ -6,22 +6,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-// @ts-expect-error — a plain .mjs script, no type declarations
-import { findChromium, INSTALL_HINT } from "../../scripts/chromium.mjs";
+import { CHROMIUM_ARGS, findChromium, INSTALL_HINT } from "../../scripts/chromium.mjs";
 
-const found: string | null = await findChromium();
+const found = await findChromium();
 if (!found) throw new Error(INSTALL_HINT);
-export const CHROMIUM: string = found;
-export const CHROMIUM_ARGS = [
-  "--enable-unsafe-webgpu",
-  "--no-sandbox",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-  "--disable-dev-shm-usage",
-];
+export const CHROMIUM = found;
+export { CHROMIUM_ARGS };
 
 /**
  * Builds the app into a fresh temporary folder and serves it; returns the server, its URL, the

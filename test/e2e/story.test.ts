@@ -120,21 +120,33 @@ describe("the figure shows what the URL and the controls say", () => {
 
 describe("layout", () => {
   it("no page scrolls sideways from 360 to 1920 px wide, in presentation mode either", async () => {
+    // what shows that each page is drawn (the other pages are drawn from the recording the Experiment page loaded)
+    const READY: Record<string, string> = {
+      simulators: '[data-testid="explain"]',
+      dialogues: '[data-testid="dialogue"]',
+      runs: '[data-testid="recordings-table"]',
+      lm: '[data-testid="lm-page"]',
+    };
     const { page, errors } = await open("./");
-    await page.getByTestId("story-single-train").waitFor({ timeout: 60_000 });
     const wide: string[] = [];
+    const measure = async (what: string, width: number) => {
+      const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+      if (scroll > inner) wide.push(`${what} at ${width} px: ${scroll} px wide`);
+    };
     for (const width of [360, 390, 820, 900, 1280, 1920]) {
       await page.setViewportSize({ width, height: 800 });
-      for (const p of [...PAGES, "present"]) {
-        // hash changes keep the shown recording; every page is drawn from it
-        await page.evaluate((hash) => (location.hash = hash === "present" ? "" : hash), p);
-        if (p === "present" || p === "experiment") {
-          await page.goto(new URL(p === "present" ? "./?present=1" : "./", base).href);
-          await page.getByTestId("figure-curves").waitFor({ timeout: 60_000 });
-        }
-        await page.waitForTimeout(400);
-        const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
-        if (scroll > inner) wide.push(`${p} at ${width} px: ${scroll} px wide`);
+      for (const [what, path] of [
+        ["presentation mode", "./?present=1"],
+        ["experiment", "./"],
+      ]) {
+        await page.goto(new URL(path, base).href);
+        await page.getByTestId("figure-curves").waitFor({ timeout: 60_000 });
+        await measure(what, width);
+      }
+      for (const p of PAGES.filter((x) => x !== "experiment")) {
+        await page.evaluate((hash) => (location.hash = hash), p);
+        await page.locator(READY[p]).first().waitFor({ timeout: 60_000 });
+        await measure(p, width);
       }
     }
     expect(wide).toEqual([]);

@@ -6,7 +6,6 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-// @ts-expect-error — a plain .mjs script, no type declarations
 import { findChromium, INSTALL_HINT } from "../../scripts/chromium.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "collapse-lab-chromium-"));

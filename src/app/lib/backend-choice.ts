@@ -70,9 +70,9 @@ export async function decideBackend(requested: BackendChoice, config: ModelConfi
   }
   if (!measured) {
     try {
-      const wasm = await measure("wasm", config, rows);
+      const wasm = await measureSpeed(config, rows, storage); // the page's speed estimate has usually measured it already
       const webgpu = await measure("webgpu", config, rows);
-      measured = { webgpu: webgpu.msPerStep, wasm: wasm.msPerStep, cached: false };
+      measured = { webgpu: webgpu.msPerStep, wasm, cached: false };
       if (valid()) storage?.setItem(key, JSON.stringify({ webgpu: measured.webgpu, wasm: measured.wasm }));
     } catch (e) {
       return {

@@ -71,13 +71,13 @@ export function generalisationGaps(report: RunReport, level = 0.95): GapRow[] {
     ["held-out panel", "heldoutSuccess"],
     ["humans", "humanSuccess"],
   ];
+  const [lo, hi] = differenceBounds("trainSuccess").map((x) => 100 * x);
   for (const c of report.conditions) {
     if (c.id === "base" || c.seeds.length === 0) continue;
     const train = c.seeds.map((s) => 100 * s.trainSuccess);
     for (const [name, metric] of versus) {
       const other = c.seeds.map((s) => 100 * (metric === "heldoutSuccess" ? s.heldoutSuccess : s.humanSuccess));
-      const [lo, hi] = differenceBounds("trainSuccess");
-      rows.push({ condition: c.id, versus: name, gap: pairedDifference(train, other, level, [100 * lo, 100 * hi]), perSeed: train.map((t, i) => t - other[i]) });
+      rows.push({ condition: c.id, versus: name, gap: pairedDifference(train, other, level, [lo, hi]), perSeed: train.map((t, i) => t - other[i]) });
     }
   }
   return rows;
