@@ -18,6 +18,25 @@ export default ts.config(
     },
   },
   {
+    // Benchmarks are plug-ins: the layers above reach one only through src/benchmarks/registry.ts
+    // (and the shared types in src/benchmarks/types.ts), never by importing its folder.
+    files: ["src/**/*.ts", "src/**/*.svelte", "workers/**/*.ts", "bench/**/*.ts"],
+    ignores: ["src/benchmarks/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "(^|/)benchmarks/(?!registry$|types$|encode$)[^/]+(/|$)",
+              message: "a benchmark's folder is its own: import src/benchmarks/registry (benchmarkModule, benchmarkFor) or src/benchmarks/types instead",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ["**/*.svelte", "**/*.svelte.ts"],
     languageOptions: { parserOptions: { parser: ts.parser } },
     rules: {

@@ -8,7 +8,7 @@
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { table } from "../src/cli/format";
-import type { DecodingMode } from "../src/experiment/encode";
+import type { DecodingMode } from "../src/benchmarks/encode";
 import { runExperiment, type RunReport } from "../src/experiment/experiment";
 import { NodeWorkerExecutor } from "../src/experiment/node-executor";
 import { nodeStore } from "../src/experiment/node-store";

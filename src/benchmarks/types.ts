@@ -3,7 +3,9 @@
 // a ground-truth human population with latent types and imperfect persona cards, the exact
 // Bayes predictive of that population, a behaviour agent for the pretraining corpus, and
 // calibration targets. Models see only act tokens; text is for people reading dialogues.
+import type { z } from "zod";
 import type { Rng } from "../engine/random";
+import type { LmPrompt } from "../lm/types";
 
 export type ActKind = "special" | "card" | "agent" | "user" | "outcome";
 
@@ -18,13 +20,23 @@ export interface Persona {
   card: number[]; // card tokens, length cardLen
   type: number; // latent type index; simulators never see it
   member?: number; // which simulator of a population plays this persona (drawn per episode)
+  hidden?: number[]; // the episode's hidden state (e.g. faults in a phone): the reward and humans see it, the policy and simulators do not
 }
 
-/** A dialogue so far: the persona card and the acts in order (agent, user, agent, user, …). */
+/**
+ * A dialogue so far: the persona card, the acts in order (whose turn each was is `turn` of the
+ * prefix before it) and the episode's hidden state, copied from the persona. Models read the card
+ * (simulators) and the acts; only the world (reward, humans, env moves) reads `hidden`.
+ */
 export interface Dialogue {
   card: number[];
   acts: number[];
+  hidden?: number[];
 }
+
+/** Who moves next: the agent (policy), the user (human or simulator), the world itself (a tool's result), or nobody. */
+export type Turn = "agent" | "user" | "env" | "done";
+export type Speaker = "agent" | "user" | "env";
 
 export interface MaskClass {
   name: string;
@@ -41,6 +53,11 @@ export interface CalibrationRow {
 export interface HumanPopulation {
   readonly types: { name: string; prior: number; description: string }[];
   sample(rng: Rng): Persona;
+  /**
+   * An episode's hidden state drawn independently of the person (e.g. a task's faults), for
+   * benchmarks that have one: simulators' personas (a card and no type) draw it here.
+   */
+  sampleHidden?(rng: Rng): number[];
   /** Probability of each card (keyed by card.join(",")), for exact expectations. */
   cardDistribution(): { card: number[]; p: number }[];
   /** p(next user act | latent type, dialogue) over the whole vocabulary (0 outside the allowed class). */
@@ -54,7 +71,6 @@ export interface Benchmark {
   readonly title: string;
   readonly acts: ActDef[];
   readonly cardLen: number; // persona card tokens a simulator sees as a prefix
-  readonly maxExchanges: number;
   readonly context: number; // model sequence length for both roles
   readonly maskClasses: MaskClass[];
   readonly population: HumanPopulation;
@@ -64,18 +80,17 @@ export interface Benchmark {
   /** Mask class of the agent's next act. */
   agentClass(d: Dialogue): number;
   /** Whose turn it is, or "done". */
-  turn(d: Dialogue): "agent" | "user" | "done";
+  turn(d: Dialogue): Turn;
+  /** The world's own move when `turn` is "env" (e.g. what an account look-up returns); it reads `d.hidden`. */
+  envAct?(d: Dialogue, rng: Rng): number;
   reward(d: Dialogue): number; // in [0, 1]
   success(d: Dialogue): boolean;
   /** The exact Bayes predictive of the human population for the user's next act. */
   bayesPredictive(d: Dialogue): Float64Array;
-  /** The heuristic agent whose dialogues with humans form the pretraining corpus. */
-  behaviourAgent(d: Dialogue, rng: Rng): number;
   /** A behavioural mode id of a finished dialogue (for mode coverage), e.g. its user-act pattern. */
   mode(d: Dialogue): string;
-  calibration(rng: Rng): CalibrationRow[];
   /** The dialogue as readable lines. */
-  render(d: Dialogue, rng?: Rng): { speaker: "agent" | "user"; act: string; text: string }[];
+  render(d: Dialogue, rng?: Rng): { speaker: Speaker; act: string; text: string }[];
 }
 
 /** Token sequences of a dialogue for each role: the policy sees [BOS, acts…], a simulator [card…, BOS, acts…]. */
@@ -84,4 +99,125 @@ export function policyTokens(bos: number, d: Dialogue): number[] {
 }
 export function simulatorTokens(bos: number, d: Dialogue): number[] {
   return [...d.card, bos, ...d.acts];
+}
+
+// ---------------------------------------------------------------------------------------------
+// A benchmark as a plug-in: one folder exports one BenchmarkModule, registered in registry.ts.
+// Nothing outside a benchmark's folder imports the folder; the layers above see only this.
+
+/** A reference agent's exact (or large-sample) success with humans: a level drawn on the figures. */
+export interface ReferenceLine {
+  id: string; // stable key, e.g. "modal-script"
+  label: string; // short, for a chart's margin: "skeptic's script"
+  description: string; // one sentence for captions and the report
+  humanSuccess: number; // in [0, 1]
+  onFigure: boolean; // drawn on the humans panel of the curves (the others are listed in the report)
+}
+
+/** A distribution the population is fitted to: the real corpus' fractions next to the toy's, per bin. */
+export interface CalibrationHistogram {
+  name: string; // e.g. "donation ($)"
+  bins: string[];
+  real: number[];
+  fitted: number[];
+}
+
+export interface Calibration {
+  source: string; // what the targets come from, e.g. "Persuasion for Good (behaviour persuader × population vs the real corpus)"
+  rows: CalibrationRow[];
+  histograms: CalibrationHistogram[];
+}
+
+/** A readable dialogue state at the user's turn, where the diagnostics compare reply distributions. */
+export interface ProbeState {
+  id: string; // stable key, e.g. "after-emotion"
+  label: string; // the state in words
+  acts: string[]; // act names from the start of the dialogue
+}
+
+/** A numeric outcome stated in LM replies (Persuasion: the donation) against the real people's, on the benchmark's grid. */
+export interface OutcomeComparison {
+  amounts: number[]; // the grid, e.g. $0, $0.5, $1, $1.5, $2
+  counts: number[]; // parsed outcomes per grid point
+  fractions: number[]; // counts / parsed (all 0 when nothing parsed)
+  human: number[]; // the real people's fractions on the same grid
+  parsed: number; // replies with an outcome
+  unparsed: number; // replies without one (null)
+  mean: number | null; // mean parsed outcome (unrounded)
+  ks: number | null; // max_x |F(x) − F_human(x)| over the grid; null when nothing parsed
+  l1: number | null; // Σ |p − p_human|, in [0, 2]; null when nothing parsed
+}
+
+/**
+ * How a real LM plays the benchmark's user (the lm tier, DESIGN §4): prompts for a dialogue state
+ * at the user's turn, the labels whose likelihoods make an LM a simulator over acts, and the
+ * LM lab's preset cards and states and its reading of outcomes from free text.
+ */
+export interface BenchmarkLm {
+  /** The prompt whose continuations are the allowed user acts' labels (text: base-model transcript; chat: the Direct prompt). */
+  actLabelPrompt(d: Dialogue, style?: "text" | "chat"): { prompt: LmPrompt; acts: number[]; continuations: string[] };
+  directPrompt(d: Dialogue): { chat: { role: "system" | "user" | "assistant"; content: string }[] };
+  vsPrompt(d: Dialogue, opts?: { k?: number; probabilityBelow?: number }): { chat: { role: "system" | "user" | "assistant"; content: string }[] };
+  baseTextPrompt(d: Dialogue): { text: string };
+  baseContinuation(reply: string): string;
+  renderTranscript(d: Dialogue): string;
+  describeCard(card: readonly number[]): string;
+  /** True when the user's next reply must state the outcome (e.g. a donation). */
+  decisionDue(d: Dialogue): boolean;
+  cards: readonly { id: string; card: number[]; label: string }[];
+  states: readonly { id: string; label: string; acts: string[] }[];
+  outcomeName: string; // e.g. "donation"
+  parseOutcome(text: string): number | null;
+  compareOutcomes(values: readonly (number | null)[]): OutcomeComparison;
+}
+
+/** What the benchmark's agent and user are called in transcripts. */
+export interface Roles {
+  agent: string; // "Persuader"
+  user: string; // "Persuadee"
+  env?: string; // who speaks for the world's own moves ("System"); only where turn() can be "env"
+}
+
+/**
+ * One benchmark: its config sections (zod schemas with defaults), how to build its world from them,
+ * the pretraining corpus, calibration, reference agents, probe states, and how to show a dialogue's
+ * outcome. `World` is its `world` config section, `Corpus` its `corpus` section.
+ */
+export interface BenchmarkModule<World = unknown, Corpus extends { dialogues: number } = { dialogues: number }> {
+  readonly id: string;
+  readonly title: string;
+  readonly roles: Roles;
+  /** The real data the population is calibrated on, e.g. "the Persuasion for Good corpus". */
+  readonly calibratedOn: string;
+  /** What "success" means, completing "Success means …", e.g. "a donation of at least $1". */
+  readonly success: string;
+  readonly worldSchema: z.ZodType<World>;
+  readonly corpusSchema: z.ZodType<Corpus>;
+  readonly defaultWorld: World;
+  readonly defaultCorpus: Corpus;
+  /** Latent type names, in the population's order: a skewed prior (panel members) has one weight each. */
+  readonly typeNames: string[];
+  /** The world for a config, optionally with the human population's type mixture replaced (normalised here). */
+  create(world: World, prior?: number[]): Benchmark;
+  /** The population's parameters as used, for the report. */
+  parameters(bench: Benchmark): unknown;
+  /** One corpus dialogue: a human of the population with the behaviour agent. */
+  corpusDialogue(bench: Benchmark, corpus: Corpus, rng: Rng): Dialogue;
+  /** The population against the real benchmark's published statistics (the report prints it). */
+  calibration(bench: Benchmark, corpus: Corpus, rng: Rng): Calibration;
+  /** Reference agents' success with humans, exact where the world allows. */
+  referenceLines(bench: Benchmark): ReferenceLine[];
+  /** States where the Simulators page and the diagnostics compare reply distributions. */
+  probeStates: ProbeState[];
+  /** An adaptive agent for the diagnostics' probe: it plays humans and the reference simulator. */
+  adaptiveProbe?(bench: Benchmark): { description: string; act(d: Dialogue): number };
+  /**
+   * Rewrites, in place, the parts of a report written before the plug-ins (its own old shapes of
+   * `world` and `calibration`) into the generic ones; reports already generic are left alone.
+   */
+  upgradeReport?(report: { world?: Record<string, unknown>; calibration?: Record<string, unknown> }): void;
+  /** How real LMs play its user (absent: the lm tier does not support this benchmark). */
+  readonly lm?: BenchmarkLm;
+  /** The end of a finished dialogue in words, e.g. "$1.50", "fixed", "transferred". */
+  outcome(bench: Benchmark, d: Dialogue): string;
 }

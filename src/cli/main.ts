@@ -9,7 +9,8 @@ import { availableParallelism } from "node:os";
 import { writeFileSync } from "node:fs";
 import { applySet, ConfigError, validateConfig } from "../experiment/config";
 import { PRESETS, presetConfig } from "../experiment/presets";
-import { benchmarkFor, modelConfig, modelOptions } from "../experiment/pretrain";
+import { benchmarkFor } from "../benchmarks/registry";
+import { modelConfig, modelOptions } from "../experiment/pretrain";
 import { microBenchmark } from "../engine/micro-benchmark";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
 import { InlineExecutor, type Executor } from "../experiment/tasks";
@@ -247,16 +248,12 @@ export function formatReport(r: RunReport): string {
     for (const s of d.simulators) for (const why of s.unavailable ?? []) lines.push(`  – ${s.name}: ${why}`);
   }
   for (const e of r.diagnosticsErrors ?? []) lines.push("", `the simulator diagnostics of seed ${e.seed} failed: ${e.message} (every condition's results above are kept)`);
-  const c = r.world.ceilings;
-  if (c) {
-    const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
-    lines.push(
-      "",
-      `room above the modal user's script (exact, with humans): the ${c.modalType}'s best script ${pct(c.modalScript.humanSuccess)} (${c.modalScript.acts.join(" → ")}); ` +
-        `best fixed script ${pct(c.bestScript.humanSuccess)}; reading the first reply ${pct(c.adaptOnce.humanSuccess)} (opening with ${c.adaptOnce.first}); knowing the type ${pct(c.typeKnown)}`,
-    );
+  const refs = r.world.referenceLines ?? [];
+  if (refs.length) {
+    lines.push("", "reference agents with humans (exact where the world allows):");
+    for (const l of refs) lines.push(`  ${l.label}: ${(100 * l.humanSuccess).toFixed(1)} % — ${l.description}`);
   }
-  lines.push("", "calibration against Persuasion for Good (behaviour persuader × population vs the real corpus)");
+  lines.push("", `calibration against ${r.calibration.source}`);
   lines.push(table([["statistic", "real", "fitted", "tolerance"], ...r.calibration.rows.map((c) => [c.name, c.real.toFixed(3), c.fitted.toFixed(3), `±${c.tolerance}`])]));
   const st = r.store;
   const from = st ? (st.location ? `: ${st.loaded} of ${st.loaded + st.trained} models from the store` : ": every model live") : "";

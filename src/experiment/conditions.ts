@@ -1,17 +1,18 @@
 // The six training conditions (DESIGN §3.5). They differ only in the simulators the policy trains
 // against; the policy, its RL (GRPO with a KL to the base policy), its budget and its evaluation
 // are the same code for all. Nothing here sees humans or the held-out panel.
-import type { Benchmark, Persona } from "../benchmarks/types";
+import type { Benchmark } from "../benchmarks/types";
 import type { EngineBackend, EngineModel, ModelOptions } from "../engine/backend";
 import { DEFAULT_OPTIM } from "../engine/backend";
 import { cloneCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import { groupAdvantages, grpoUpdate, type GrpoHyper } from "../engine/grpo";
 import type { Rng } from "../engine/random";
 import { bakeGamma, NeuralSimulator } from "../simulators/neural";
+import { RoutedSimulator } from "../simulators/routed";
 import type { UserSimulator } from "../simulators/simulator";
 import { VerbalizedSampling } from "../simulators/vs";
 import type { ConditionId, ExperimentConfig } from "./config";
-import { encode } from "./encode";
+import { encode } from "../benchmarks/encode";
 import type { PretrainedSet } from "./pretrain";
 import type { Played } from "./rollout";
 
@@ -44,34 +45,6 @@ function frozen(ctx: ConditionContext, name: string, ck: Checkpoint, gamma: numb
   const model = ctx.backend.createModel(ck, ctx.opts);
   owned.push(model);
   return new NeuralSimulator(name, ctx.bench, model, gamma, true);
-}
-
-/** A population drawn per episode: each persona is played by the member it was assigned. */
-class RoutedSimulator implements UserSimulator {
-  readonly name: string;
-  constructor(readonly members: UserSimulator[]) {
-    this.name = `per-episode draw from ${members.length} simulators`;
-  }
-  personas(n: number, rng: Rng): Persona[] {
-    return this.members[0].personas(n, rng).map((p) => ({ ...p, member: rng.int(this.members.length) }));
-  }
-  async distribution(): Promise<Float64Array> {
-    throw new Error("a per-episode population has no single distribution");
-  }
-  async reply(dialogues: Parameters<UserSimulator["reply"]>[0], personas: Persona[], rng: Rng): Promise<Int32Array> {
-    const out = new Int32Array(dialogues.length);
-    for (let m = 0; m < this.members.length; m++) {
-      const rows = personas.flatMap((p, b) => (p.member === m ? [b] : []));
-      if (rows.length === 0) continue;
-      const acts = await this.members[m].reply(
-        rows.map((b) => dialogues[b]),
-        rows.map((b) => personas[b]),
-        rng,
-      );
-      rows.forEach((b, j) => (out[b] = acts[j]));
-    }
-    return out;
-  }
 }
 
 /** The co-trained simulator (and its FIFO snapshot pool for `population`). */

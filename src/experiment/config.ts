@@ -2,6 +2,8 @@
 // errors that name their path (e.g. `rl.steps: expected a number`). Presets are small overrides
 // of DEFAULT_CONFIG; `--set path=value` applies further overrides to any leaf.
 import { z } from "zod";
+import { BENCHMARK_IDS, BENCHMARKS, benchmarkModule, type BenchmarkId } from "../benchmarks/registry";
+import type { BenchmarkModule } from "../benchmarks/types";
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const num = (min: number, max = Number.MAX_VALUE) => z.number().min(min).max(max);
@@ -63,22 +65,12 @@ const PanelMember = z
     }
   });
 
-export const ExperimentConfigSchema = z.strictObject({
+/** The sections every benchmark shares; `benchmark`, `world` and `corpus` come from the benchmark's module. */
+const COMMON = {
   version: z.literal(1),
-  benchmark: z.literal("persuasion"),
   seeds: int(1, 100), // independent repetitions (pretraining and RL)
   seedBase: int(0), // seeds are seedBase … seedBase + seeds − 1
   conditions: z.array(z.enum(CONDITIONS)).min(1),
-  world: z.strictObject({
-    cardInformativeness: num(0, 2), // κ: how much a persona card says about the latent type
-    replySharpness: num(0, 10), // how clearly a user's replies reveal their latent type
-    repeatDecay: num(0, 1), // the n-th use of one strategy moves willingness by decay^(n−1) of the first
-    typePrior: z.array(num(0)).length(4).optional(), // the human population's latent-type mixture (skeptic, empathetic, frugal, social); default: the fitted one
-  }),
-  corpus: z.strictObject({
-    dialogues: int(64), // human–behaviour-persuader dialogues the reference simulator and base policy learn from
-    persuaderStyle: num(0, 1000), // α: each corpus persuader's strategy mix ~ Dirichlet(α · P4G frequencies); 0 = every persuader uses P4G's mix
-  }),
   simulator: z.strictObject({
     gamma: num(1, 1000), // alignment strength γ of the aligned simulator: π_ref^γ
     model: ModelSize,
@@ -131,7 +123,15 @@ export const ExperimentConfigSchema = z.strictObject({
     diagnosticSeeds: int(0, 100), // how many seeds (the first ones) get simulator diagnostics
   }),
   parallel: int(1, 16).optional(), // worker threads in the CLI (default: the core count)
-});
+};
+
+/** One variant per registered benchmark: its id, its `world` and `corpus` sections and the common ones. */
+function variant<Id extends BenchmarkId, W, C extends { dialogues: number }>(id: Id, m: BenchmarkModule<W, C>) {
+  const { version, seeds, seedBase, conditions, ...rest } = COMMON;
+  return z.strictObject({ version, benchmark: z.literal(id), seeds, seedBase, conditions, world: m.worldSchema, corpus: m.corpusSchema, ...rest });
+}
+
+export const ExperimentConfigSchema = z.discriminatedUnion("benchmark", [variant("persuasion", BENCHMARKS.persuasion)]);
 
 export type ExperimentConfig = z.infer<typeof ExperimentConfigSchema>;
 export type PanelMemberConfig = z.infer<typeof PanelMember>;
@@ -196,13 +196,16 @@ export function validateConfig(input: unknown): ExperimentConfig {
       const at = (path: PropertyKey[]) => (path.length ? path.map(String).join(".") : "(root)");
       // name each unknown key by its full path (zod reports the parent)
       if (i.code === "unrecognized_keys") return i.keys.map((k) => `${at([...i.path, k])}: unknown key`);
+      if (i.path.length === 1 && i.path[0] === "benchmark")
+        return [`benchmark: unknown benchmark ${JSON.stringify((input as { benchmark?: unknown })?.benchmark)}; benchmarks: ${BENCHMARK_IDS.join(", ")}`];
       return [`${at(i.path)}: ${i.message}`];
     });
     throw new ConfigError(`invalid experiment config — ${lines.join("; ")}`);
   }
   const c = r.data;
+  const types = benchmarkModule(c.benchmark).typeNames;
   for (const m of c.panel) {
-    if (m.prior && m.prior.length !== 4) throw new ConfigError(`panel.${m.name}.prior: expected one weight per latent type (4), got ${m.prior.length}`);
+    if (m.prior && m.prior.length !== types.length) throw new ConfigError(`panel.${m.name}.prior: expected one weight per latent type (${types.length}: ${types.join(", ")}), got ${m.prior.length}`);
   }
   return c;
 }

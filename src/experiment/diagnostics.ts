@@ -8,7 +8,8 @@
 // Panel members that are real LMs have no reference network and no built-in γ: their γ fields
 // (true, MLE, reference-aware) are null; SCOPE's reference-free estimators, reply entropy, mode
 // coverage and reply-table rows are measured as for every other simulator.
-import type { Benchmark, Dialogue } from "../benchmarks/types";
+import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
+import type { Benchmark, Dialogue, ProbeState, Speaker } from "../benchmarks/types";
 import type { EngineBackend, EngineModel } from "../engine/backend";
 import { Rng } from "../engine/random";
 import { attemptEstimate, gammaMLE, scopeGamma, top1Gamma, zipfGamma, entropyRatioGamma, type GammaContext } from "../metrics/gamma";
@@ -16,10 +17,9 @@ import { klDivergence, modeCoverage, unionCoverage } from "../metrics/diversity"
 import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive, Humans, type UserSimulator } from "../simulators/simulator";
 import { VerbalizedSampling, vsExponent } from "../simulators/vs";
-import { adaptOncePersuader } from "../benchmarks/persuasion/ceilings";
 import type { ExperimentConfig } from "./config";
 import { openLmPanel, type LmPanel } from "./lm-panel";
-import { benchmarkFor, modelOptions, type PretrainedSet } from "./pretrain";
+import { modelOptions, type PretrainedSet } from "./pretrain";
 import { evaluate } from "./runner";
 
 export interface SimulatorDiagnostics {
@@ -48,7 +48,7 @@ export interface ReplyTable {
   label: string; // the state in words, e.g. "after an emotional appeal"
   card: number[]; // the persona card the simulators see (a neutral one: posterior closest to the prior)
   cardText: string;
-  dialogue: { speaker: "agent" | "user"; act: string; text: string }[]; // so far, first template of each act
+  dialogue: { speaker: Speaker; act: string; text: string }[]; // so far, first template of each act
   acts: string[]; // the user acts allowed next: the columns of every row
   posterior: number[]; // p(latent type | card, dialogue), in the population's type order
   rows: ReplyRow[];
@@ -132,16 +132,6 @@ export async function adaptiveProbe(bench: Benchmark, persuader: (d: Dialogue) =
  * the donation decision, and mid-dialogue states after a reply that reveals a type, so that the
  * types' different answers — and a collapsed simulator's single answer — show.
  */
-const REPLY_STATES: { id: string; label: string; acts: string[] }[] = [
-  { id: "after-greeting", label: "after the greeting", acts: ["greeting"] },
-  { id: "after-emotion", label: "after an emotional appeal", acts: ["emotion"] },
-  { id: "after-credibility", label: "after a credibility appeal", acts: ["credibility"] },
-  { id: "after-personal-inquiry", label: "after a personal inquiry", acts: ["personal-inquiry"] },
-  { id: "ask-after-greeting", label: "the donation decision, asked right after a neutral opening", acts: ["greeting", "neutral", "ask"] },
-  { id: "after-cost-objection", label: "a small ask after a cost objection (reveals the frugal type)", acts: ["greeting", "object-cost", "foot-in-the-door"] },
-  { id: "after-trust-objection", label: "a logical appeal after a trust objection (reveals the skeptic)", acts: ["credibility", "object-trust", "logical"] },
-  { id: "ask-after-sharing", label: "the donation decision after the persuadee shared something personal", acts: ["emotion", "share-personal", "ask"] },
-];
 
 /** The card whose type posterior is closest (in KL) to the prior: it tells a simulator least. */
 function neutralCard(bench: Benchmark): number[] {
@@ -156,12 +146,12 @@ function neutralCard(bench: Benchmark): number[] {
 
 const round4 = (x: number) => Number(x.toPrecision(4));
 
-/** Reply tables at REPLY_STATES for the given simulators (states whose acts the benchmark lacks are skipped). */
-export async function replyTables(bench: Benchmark, sims: { sim: UserSimulator; role: SimulatorDiagnostics["role"] }[]): Promise<ReplyTable[]> {
+/** Reply tables at the benchmark's probe states for the given simulators (states whose acts the benchmark lacks, or that are not at the user's turn, are skipped). */
+export async function replyTables(bench: Benchmark, probes: ProbeState[], sims: { sim: UserSimulator; role: SimulatorDiagnostics["role"] }[]): Promise<ReplyTable[]> {
   const index = new Map(bench.acts.map((a, i) => [a.name, i]));
   const card = neutralCard(bench);
   const cardText = card.map((c) => bench.acts[c].templates[0]).join(", ");
-  const states = REPLY_STATES.flatMap((s) => {
+  const states = probes.flatMap((s) => {
     const acts = s.acts.map((n) => index.get(n));
     if (acts.some((a) => a === undefined)) return [];
     const d: Dialogue = { card, acts: acts as number[] };
@@ -346,7 +336,8 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
         replyEntropy: e.role === "humans" ? null : await meanReplyEntropy(bench, s, e.sim),
       });
     }
-    const adaptive = adaptOncePersuader(bench.population);
+    const module = benchmarkModule(config.benchmark);
+    const adaptive = module.adaptiveProbe?.(bench);
     const union = (name: string, members: string[]) => ({ name, members, coverage: humanModes.length ? unionCoverage(members.map(modesOf), humanModes).covered : 0 });
     const ensembleNames = [aligned.name, ...entries.filter((e) => e.role === "ensemble").map((e) => e.sim.name)];
     const panelNames = entries.filter((e) => e.role === "panel").map((e) => e.sim.name);
@@ -361,12 +352,10 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       // the co-training pool exists only while its condition trains, so it has no row here
       replyTables: await replyTables(
         bench,
+        module.probeStates,
         entries.filter((e) => e.role !== "humans"),
       ),
-      adaptiveProbe: {
-        persuader: `opens with ${bench.acts[adaptive.first].name}, reads the reply and the card, follows the best plan for them`,
-        ...(await adaptiveProbe(bench, (d) => adaptive.act(d), reference, n, rng.fork(9000))),
-      },
+      ...(adaptive ? { adaptiveProbe: { persuader: adaptive.description, ...(await adaptiveProbe(bench, (d) => adaptive.act(d), reference, n, rng.fork(9000))) } } : {}),
     };
   } finally {
     for (const m of owned) m.dispose();

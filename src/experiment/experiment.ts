@@ -1,21 +1,18 @@
 // An experiment end to end: pretrain every seed's models, train and evaluate every condition ×
 // seed, diagnose the simulators, and assemble the RunReport (DESIGN §7). Tasks go to an Executor,
 // so the same code runs inline, on worker_threads (CLI) or on web workers (app).
-import { ACTS, AMOUNTS } from "../benchmarks/persuasion/world";
-import { p4gStats } from "../benchmarks/persuasion/p4g-stats";
-import type { CalibrationRow } from "../benchmarks/types";
+import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
+import type { Calibration, ReferenceLine } from "../benchmarks/types";
 import type { MicroBenchmark } from "../engine/micro-benchmark";
 import { Rng } from "../engine/random";
 import { pairedDifference, summarize, type PairedSummary, type Summary } from "./stats";
 import { type ConditionId, type ExperimentConfig, seedsOf } from "./config";
 import type { DiagnosticsReport } from "./diagnostics";
 import { checkLmPanel } from "./lm-panel";
-import { assemblePretrained, benchmarkFor, describeJob, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
+import { assemblePretrained, describeJob, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
 import type { SeedMetrics, UnitProgress } from "./runner";
 import { jobKey, lookUp, type PretrainStore } from "./store";
 import type { Executor } from "./tasks";
-import { ceilings, type Ceilings } from "../benchmarks/persuasion/ceilings";
-import { behaviourDialogue, calibrate, donation } from "../benchmarks/persuasion/world";
 
 export const REPORT_SCHEMA = "collapse-lab/run-report@1";
 export const VERSION = "0.1.0";
@@ -64,7 +61,7 @@ export interface RunReport {
   // same benchmark to say how long a live run will take there (absent in older reports)
   env: { backend: string; parallel: number; versions: Record<string, string>; microBenchmark?: MicroBenchmark };
   world: WorldDescription;
-  calibration: { rows: CalibrationRow[]; donationHistogram: { amounts: number[]; real: number[]; fitted: number[] } };
+  calibration: Calibration;
   pretraining: PretrainingReport[];
   store?: StoreReport; // absent from reports recorded before the store existed
   conditions: ConditionReport[];
@@ -113,7 +110,7 @@ export interface WorldDescription {
   types: { name: string; prior: number; description: string }[];
   parameters: unknown; // the population's parameters, as used
   budgets: { pretrainSteps: { simulator: number; policy: number }; rlSteps: number; rolloutsPerStep: number; corpusDialogues: number; evalEpisodes: number };
-  ceilings?: Ceilings; // exact human success of the modal user's script, the best fixed script, adapting once, knowing the type (absent from reports recorded before it was added)
+  referenceLines?: ReferenceLine[]; // reference agents' success with humans, exact where the world allows (absent from reports recorded before it was added)
 }
 
 export type ExperimentProgress =
@@ -121,14 +118,8 @@ export type ExperimentProgress =
   | { phase: "train"; done: number; total: number; unit: UnitProgress }
   | { phase: "diagnose"; done: number; total: number; detail: string };
 
-function calibration(config: ExperimentConfig): RunReport["calibration"] {
-  const bench = benchmarkFor(config);
-  const rng = Rng.seed(12345);
-  const rows = calibrate(bench.population, rng, 20000, config.corpus.persuaderStyle);
-  const n = 20000;
-  const counts = AMOUNTS.map(() => 0);
-  for (let i = 0; i < n; i++) counts[AMOUNTS.indexOf(donation(behaviourDialogue(bench.population, bench.population.sample(rng), rng, config.corpus.persuaderStyle)))]++;
-  return { rows, donationHistogram: { amounts: AMOUNTS, real: p4gStats.donations.histogram.fractions, fitted: counts.map((c) => c / n) } };
+function calibration(config: ExperimentConfig): Calibration {
+  return benchmarkModule(config.benchmark).calibration(benchmarkFor(config), config.corpus, Rng.seed(12345));
 }
 
 /** The comparisons the paper's claims are about: every RL condition against `single`. */
@@ -272,7 +263,7 @@ export async function runExperiment(
   });
   const bench = benchmarkFor(config);
   const tTrained = performance.now();
-  const worldCeilings = ceilings(bench.population);
+  const module = benchmarkModule(config.benchmark);
   const calibrationRows = calibration(config);
   const total = performance.now() - t0;
   return {
@@ -282,9 +273,9 @@ export async function runExperiment(
     env: { backend: opts.backend, parallel: executor.parallelism, versions: { "collapse-lab": VERSION, "@jax-js/jax": "0.1.25" }, microBenchmark: opts.microBenchmark },
     world: {
       benchmark: bench.title,
-      vocabulary: ACTS.length,
+      vocabulary: bench.acts.length,
       types: bench.population.types,
-      parameters: bench.population.params,
+      parameters: module.parameters(bench),
       budgets: {
         pretrainSteps: { simulator: config.simulator.pretrain.steps, policy: config.policy.pretrain.steps },
         rlSteps: config.rl.steps,
@@ -292,7 +283,7 @@ export async function runExperiment(
         corpusDialogues: config.corpus.dialogues,
         evalEpisodes: config.eval.episodes,
       },
-      ceilings: worldCeilings,
+      referenceLines: module.referenceLines(bench),
     },
     calibration: calibrationRows,
     pretraining: seeds.map((s) => ({

@@ -12,7 +12,7 @@ import type { Benchmark } from "../benchmarks/types";
 import type { BackendName } from "../engine/backend";
 import type { TransformersLanguageModel } from "../lm/backend"; // a type only: the module itself is imported lazily
 import { LmSimulator } from "../lm/lm-simulator";
-import { promptKey } from "../lm/prompts";
+import { promptKey } from "../lm/types";
 import type { ContinuationScore, LanguageModel } from "../lm/types";
 import type { ExperimentConfig, PanelMemberConfig } from "./config";
 

@@ -2,7 +2,7 @@
 // CLI to spread an experiment over the machine's cores. Tasks and results are structured-cloned.
 import { Worker } from "node:worker_threads";
 import type { BackendName } from "../engine/backend";
-import type { DecodingMode } from "./encode";
+import type { DecodingMode } from "../benchmarks/encode";
 import type { UnitProgress } from "./runner";
 import type { Executor, Task, TaskResult } from "./tasks";
 

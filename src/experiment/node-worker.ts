@@ -2,7 +2,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { createBackend } from "../engine/backends";
 import type { BackendName } from "../engine/backend";
-import { type DecodingMode, setDecoding } from "./encode";
+import { type DecodingMode, setDecoding } from "../benchmarks/encode";
 import { executeTask, type Task } from "./tasks";
 
 const port = parentPort!;

@@ -5,29 +5,14 @@
 // differently skewed populations, smaller samples and other seeds, as LLM families differ.
 // Panel members that are real LMs (`lm` in the config) are not pretrained (lm-panel.ts).
 import type { Benchmark, Dialogue } from "../benchmarks/types";
-import { createPersuasion, DEFAULT_PARAMS, behaviourDialogue, type PersuasionParams } from "../benchmarks/persuasion/world";
+import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import type { EngineBackend, ModelOptions } from "../engine/backend";
 import { DEFAULT_OPTIM, DEFAULT_POLICY } from "../engine/backend";
 import { initCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import type { ModelConfig } from "../engine/config";
 import { Rng } from "../engine/random";
 import type { ExperimentConfig, PanelMemberConfig } from "./config";
-import { encode, type Role } from "./encode";
-
-export function worldParams(c: ExperimentConfig, skew?: number[]): PersuasionParams {
-  const prior = skew ?? c.world.typePrior;
-  return {
-    ...DEFAULT_PARAMS,
-    cardInformativeness: c.world.cardInformativeness,
-    replySharpness: c.world.replySharpness,
-    repeatDecay: c.world.repeatDecay,
-    types: DEFAULT_PARAMS.types.map((t, z) => ({ ...t, prior: prior ? prior[z] / prior.reduce((a, b) => a + b, 0) : t.prior })),
-  };
-}
-
-export function benchmarkFor(c: ExperimentConfig, prior?: number[]) {
-  return createPersuasion(worldParams(c, prior));
-}
+import { encode, type Role } from "../benchmarks/encode";
 
 export function modelConfig(bench: Benchmark, size: ExperimentConfig["policy"]["model"], role: Role): ModelConfig {
   return { vocab: bench.acts.length, context: bench.context, prefixLen: role === "simulator" ? bench.cardLen : 0, ...size };
@@ -60,8 +45,11 @@ export function pretrainOptions(bench: Benchmark, cfg: ExperimentConfig["policy"
   return { capacity: cfg.pretrain.batch, masks: allowedMasks(bench) };
 }
 
-export function buildCorpus(bench: ReturnType<typeof createPersuasion>, n: number, rng: Rng, persuaderStyle = 0): Dialogue[] {
-  return Array.from({ length: n }, () => behaviourDialogue(bench.population, bench.population.sample(rng), rng, persuaderStyle));
+/** n dialogues of the benchmark's behaviour agent with humans of `bench`'s population. */
+export function buildCorpus(c: ExperimentConfig, bench: Benchmark, n: number, rng: Rng): Dialogue[] {
+  const m = benchmarkModule(c.benchmark);
+  const corpus = { ...c.corpus, dialogues: n };
+  return Array.from({ length: n }, () => m.corpusDialogue(bench, corpus, rng));
 }
 
 export interface PretrainResult {
@@ -163,21 +151,21 @@ export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig
   switch (job.kind) {
     case "reference":
     case "policy": {
-      const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(0), c.corpus.persuaderStyle);
+      const corpus = buildCorpus(c, bench, c.corpus.dialogues, root.fork(0));
       return job.kind === "reference"
         ? pretrain(backend, bench, corpus, "simulator", c.simulator, root.fork(1).int(2 ** 31))
         : pretrain(backend, bench, corpus, "policy", c.policy, root.fork(2).int(2 ** 31));
     }
     case "ensemble": {
       // another sample of the same population and another seed: same family, another checkpoint
-      const corpus = buildCorpus(bench, c.corpus.dialogues, root.fork(10 + job.member), c.corpus.persuaderStyle);
+      const corpus = buildCorpus(c, bench, c.corpus.dialogues, root.fork(10 + job.member));
       return pretrain(backend, bench, corpus, "simulator", c.simulator, root.fork(20 + job.member).int(2 ** 31));
     }
     case "panel": {
       const m = networkMember(c, job.member);
       const rng = Rng.seed(job.seed).fork(1000 + m.seedOffset);
       const world = benchmarkFor(c, m.prior); // a differently skewed population
-      const corpus = buildCorpus(world, Math.max(64, Math.round(c.corpus.dialogues * m.corpusScale)), rng.fork(0), c.corpus.persuaderStyle);
+      const corpus = buildCorpus(c, world, Math.max(64, Math.round(c.corpus.dialogues * m.corpusScale)), rng.fork(0));
       return pretrain(backend, bench, corpus, "simulator", c.simulator, rng.fork(1).int(2 ** 31));
     }
   }

@@ -2,7 +2,9 @@
 // draws from are checked with zod, so a bad file gets a message naming what is wrong instead of
 // a broken page. Numbers written as null by JSON (NaN) are accepted where a metric may be NaN.
 import { z } from "zod";
-import { CONDITIONS, validateConfig } from "./config";
+import { benchmarkModule } from "../benchmarks/registry";
+import type { BenchmarkModule } from "../benchmarks/types";
+import { CONDITIONS, validateConfig, type ExperimentConfig } from "./config";
 import { REPORT_SCHEMA, type RunReport } from "./experiment";
 
 const num = z.number().nullable();
@@ -65,10 +67,12 @@ export function parseReport(text: string): RunReport {
     const first = r.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
     throw new ReportError(`RunReport is malformed — ${first.join("; ")}`);
   }
+  let config: ExperimentConfig;
   try {
-    validateConfig((data as { config: unknown }).config);
+    config = validateConfig((data as { config: unknown }).config);
   } catch (e) {
     throw new ReportError(`RunReport's config is invalid — ${(e as Error).message}`);
   }
+  benchmarkModule(config.benchmark).upgradeReport?.(data as Parameters<NonNullable<BenchmarkModule["upgradeReport"]>>[0]);
   return data as RunReport;
 }

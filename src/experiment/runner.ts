@@ -13,9 +13,10 @@ import { NeuralSimulator } from "../simulators/neural";
 import { Humans, type UserSimulator } from "../simulators/simulator";
 import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
 import { createOpponents } from "./conditions";
-import { encode } from "./encode";
+import { encode } from "../benchmarks/encode";
 import { openLmPanel } from "./lm-panel";
-import { benchmarkFor, modelOptions, type PretrainedSet } from "./pretrain";
+import { benchmarkFor } from "../benchmarks/registry";
+import { modelOptions, type PretrainedSet } from "./pretrain";
 import { groupedPersonas, outcome, play } from "./rollout";
 
 export interface CurvePoint {
@@ -54,6 +55,7 @@ export interface DialogueSample {
   card: number[];
   type: number; // latent type (humans); −1 for simulators
   acts: number[];
+  hidden?: number[]; // the episode's hidden state, for benchmarks that have one (the outcome and the text read it)
   reward: number;
   success: boolean;
 }
@@ -224,7 +226,9 @@ export async function runUnit(
     const trainPlay = await evaluate(bench, policy, trainSims()[0], SAMPLES_PER_OPPONENT, finalRng.fork(7), T, cap);
     const referenceKLOnPolicy = await klOnStates(bench, backend.createModel(pretrained.reference.checkpoint, opts), human.played.dialogues);
     const sample = (opponent: DialogueSample["opponent"], p: Awaited<ReturnType<typeof evaluate>>["played"]): DialogueSample[] =>
-      p.dialogues.slice(0, SAMPLES_PER_OPPONENT).map((d, i) => ({ opponent, card: d.card, type: p.personas[i].type, acts: d.acts, reward: bench.reward(d), success: bench.success(d) }));
+      p.dialogues
+        .slice(0, SAMPLES_PER_OPPONENT)
+        .map((d, i) => ({ opponent, card: d.card, type: p.personas[i].type, acts: d.acts, ...(d.hidden ? { hidden: d.hidden } : {}), reward: bench.reward(d), success: bench.success(d) }));
     const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent"));
     const histogram: Record<string, number> = {};
     const allActs = agentSeqs.flat();

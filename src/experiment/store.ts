@@ -11,7 +11,8 @@ import { z } from "zod";
 import { CHECKPOINT_FORMAT, validateCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import type { ModelConfig } from "../engine/config";
 import type { ExperimentConfig } from "./config";
-import { benchmarkFor, describeJob, jobRole, modelConfig, type PretrainJob, type PretrainResult } from "./pretrain";
+import { benchmarkFor } from "../benchmarks/registry";
+import { describeJob, jobRole, modelConfig, type PretrainJob, type PretrainResult } from "./pretrain";
 
 /** Bump whenever pretraining code changes what a job computes: every stored key changes with it. */
 export const STORE_VERSION = 1;

@@ -1,5 +1,5 @@
 // A real LM as a user simulator in the toy persuasion game (DESIGN §4): for each dialogue the
-// act-label prompt (src/lm/prompts.ts) is scored with every allowed user act's label as the
+// act-label prompt (the benchmark's lm part, e.g. src/benchmarks/persuasion/lm-prompts.ts) is scored with every allowed user act's label as the
 // continuation, and p(act) = softmax(label log-likelihood / temperature) over the allowed class
 // (0 elsewhere). That distribution drops into the game like any other UserSimulator — as the
 // training simulator or as a held-out panel member.
@@ -15,8 +15,12 @@ import type { Benchmark, Dialogue, Persona } from "../benchmarks/types";
 import type { Rng } from "../engine/random";
 import { cardPersonas, drawRows, type UserSimulator } from "../simulators/simulator";
 import { select, verbalize, type VsSelection } from "../simulators/vs";
-import { actLabelPrompt, promptKey, type ActLabelPrompt, type LabelPromptStyle } from "./prompts";
-import type { ContinuationScore, LanguageModel } from "./types";
+import { benchmarkModule } from "../benchmarks/registry";
+import type { BenchmarkLm } from "../benchmarks/types";
+import { promptKey, type ContinuationScore, type LanguageModel } from "./types";
+
+export type LabelPromptStyle = "text" | "chat";
+type ActLabelPrompt = ReturnType<BenchmarkLm["actLabelPrompt"]>;
 
 export interface LmSimulatorOptions {
   mode?: "direct" | "vs"; // default direct
@@ -34,6 +38,7 @@ export interface LmSimulatorOptions {
 export class LmSimulator implements UserSimulator {
   readonly name: string;
   readonly opts: Required<Omit<LmSimulatorOptions, "name">>;
+  readonly #lm: BenchmarkLm;
   readonly #cache = new Map<string, Float64Array>(); // prompt → distribution over the vocabulary (before the VS exponent)
   /** Number of `score` calls made (for tests and progress). */
   scoreCalls = 0;
@@ -43,7 +48,9 @@ export class LmSimulator implements UserSimulator {
     readonly lm: LanguageModel,
     opts: LmSimulatorOptions = {},
   ) {
-    if (bench.id !== "persuasion") throw new Error(`LmSimulator: prompts exist for the persuasion benchmark only, not ${JSON.stringify(bench.id)}`);
+    const prompts = benchmarkModule(bench.id).lm;
+    if (!prompts) throw new Error(`LmSimulator: the ${bench.title} benchmark has no prompts for real LMs`);
+    this.#lm = prompts;
     this.opts = {
       mode: opts.mode ?? "direct",
       temperature: opts.temperature ?? 1,
@@ -87,7 +94,7 @@ export class LmSimulator implements UserSimulator {
 
   /** The LM's distribution over user acts for each dialogue, from label scores (cached). */
   async #labelDistributions(dialogues: Dialogue[]): Promise<Float64Array[]> {
-    const prompts = dialogues.map((d) => actLabelPrompt(d, this.opts.promptStyle));
+    const prompts = dialogues.map((d) => this.#lm.actLabelPrompt(d, this.opts.promptStyle));
     const keys = prompts.map((p) => `${promptKey(p.prompt)}\u0000${p.continuations.join("\u0001")}`);
     const missing = new Map<string, ActLabelPrompt>();
     keys.forEach((k, b) => {

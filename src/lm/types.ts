@@ -11,6 +11,11 @@ export interface ChatMessage {
 /** A prompt: chat messages (rendered with the model's chat template) or raw text (base models). */
 export type LmPrompt = { chat: ChatMessage[] } | { text: string };
 
+/** A stable key for a prompt (for caching scores). */
+export function promptKey(p: LmPrompt): string {
+  return "text" in p ? `t:${p.text}` : `c:${JSON.stringify(p.chat)}`;
+}
+
 export interface GenerateOptions {
   maxNewTokens?: number;
   /** 0 or absent = greedy. */

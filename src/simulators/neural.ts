@@ -8,7 +8,7 @@ import type { EngineModel } from "../engine/backend";
 import type { Checkpoint } from "../engine/checkpoint";
 import { paramSpecs } from "../engine/config";
 import type { Rng } from "../engine/random";
-import { nextActLogprobs } from "../experiment/encode";
+import { nextActLogprobs } from "../benchmarks/encode";
 import { cardPersonas, drawRows, type UserSimulator } from "./simulator";
 
 export class NeuralSimulator implements UserSimulator {

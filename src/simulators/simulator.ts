@@ -27,7 +27,11 @@ export function drawRows(p: Float64Array, rows: number, V: number, rng: Rng): In
 export function cardPersonas(bench: Benchmark, n: number, rng: Rng): Persona[] {
   const cards = bench.population.cardDistribution();
   const weights = cards.map((c) => c.p);
-  return Array.from({ length: n }, () => ({ card: [...cards[rng.categorical(weights)].card], type: -1 }));
+  const hidden = bench.population.sampleHidden?.bind(bench.population);
+  return Array.from({ length: n }, () => {
+    const card = [...cards[rng.categorical(weights)].card];
+    return hidden ? { card, type: -1, hidden: hidden(rng) } : { card, type: -1 };
+  });
 }
 
 /** The ground-truth human population: each dialogue has a latent type that drives it. */

@@ -7,8 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { flushSync } from "svelte";
 import { DEFAULT_MODEL_IDS, LM_CARDS, LM_STATES, LmLabState, describeLoadError, firstLine, labDialogue } from "../../src/app/state/lm.svelte";
-import { baseContinuation, baseTextPrompt, decisionDue, directPrompt, vsPrompt } from "../../src/lm/prompts";
-import { compareDonations, distinctScores, parseDonation } from "../../src/lm/measures";
+import { baseContinuation, baseTextPrompt, decisionDue, directPrompt, vsPrompt } from "../../src/benchmarks/persuasion/lm-prompts";
+import { distinctScores } from "../../src/lm/measures";
+import { compareDonations, parseDonation } from "../../src/benchmarks/persuasion/lm-measures";
 import type { GenerateOptions, LmPrompt } from "../../src/lm/types";
 import { FakeEmbedder, FakeHost, FakeLm, isBasePrompt, isVsPrompt } from "./lm-lab.fakes";
 

@@ -10,7 +10,8 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import SamePerson from "../../src/app/components/simulators/SamePerson.svelte";
 import { pairSamples, renderPair } from "../../src/app/lib/same-person";
 import type { RunReport } from "../../src/experiment/experiment";
-import { benchmarkFor, modelOptions } from "../../src/experiment/pretrain";
+import { benchmarkFor } from "../../src/benchmarks/registry";
+import { modelOptions } from "../../src/experiment/pretrain";
 import { buildReport, stubResizeObserver } from "./report-fixture";
 
 let report: RunReport;
@@ -116,7 +117,7 @@ describe("SamePerson view", () => {
     expect(screen.getByTestId("outcome-b").textContent).toContain(p.b.success ? "success" : "failure");
     expect(screen.getByTestId("later").textContent).toContain(`first batch of ${batch()}`);
     const tally = screen.getByTestId("tally").textContent!;
-    expect(tally).toContain(`single got a donation of at least $1 from ${pairs.filter((x) => x.a.success).length}`);
+    expect(tally).toContain(`single succeeded (a donation of at least $1) with ${pairs.filter((x) => x.a.success).length}`);
   });
 
   it("switching a side re-pairs with that condition", async () => {

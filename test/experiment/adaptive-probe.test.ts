@@ -2,7 +2,7 @@
 // stated value is checked against an exact evaluation of its moves over the whole game tree.
 import { describe, expect, it } from "vitest";
 import { adaptOncePersuader, ceilings } from "../../src/benchmarks/persuasion/ceilings";
-import { createPersuasion } from "../../src/benchmarks/persuasion/world";
+import { createPersuasion, MAX_EXCHANGES } from "../../src/benchmarks/persuasion/world";
 import type { Dialogue, Persona } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 import { adaptiveProbe } from "../../src/experiment/diagnostics";
@@ -52,7 +52,7 @@ function exactHumanSuccess(act: (d: Dialogue) => number): number {
     if (t === "done") throw new Error("the decision ends the recursion first");
     if (t === "agent") return value(z, { card: d.card, acts: [...d.acts, act(d)] });
     const r = pop.replyProbs(z, d);
-    if (bench.acts[d.acts[d.acts.length - 1]].name === "ask" || d.acts.length === 2 * bench.maxExchanges) return success.reduce((s, i) => s + r[i], 0);
+    if (bench.acts[d.acts[d.acts.length - 1]].name === "ask" || d.acts.length === 2 * MAX_EXCHANGES) return success.reduce((s, i) => s + r[i], 0);
     let v = 0;
     r.forEach((p, u) => p > 0 && (v += p * value(z, { card: d.card, acts: [...d.acts, u] })));
     return v;

@@ -9,8 +9,9 @@ import { JaxBackend } from "../../src/engine/backends/jax";
 import { ReferenceBackend } from "../../src/engine/backends/reference";
 import { initCheckpoint } from "../../src/engine/checkpoint";
 import { Rng } from "../../src/engine/random";
-import { encode, nextActLogprobs, offset, type Role } from "../../src/experiment/encode";
-import { benchmarkFor, modelConfig, modelOptions } from "../../src/experiment/pretrain";
+import { encode, nextActLogprobs, offset, type Role } from "../../src/benchmarks/encode";
+import { benchmarkFor } from "../../src/benchmarks/registry";
+import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
 import { presetConfig } from "../../src/experiment/presets";
 import { randomCheckpoint } from "../engine/fixtures";
 

@@ -18,7 +18,7 @@ import { presetConfig } from "../../src/experiment/presets";
 import { panelJobs } from "../../src/experiment/pretrain";
 import { InlineExecutor, type Executor, type Task } from "../../src/experiment/tasks";
 import { TinyGpt2Reference, makeTinyGpt2 } from "../../src/lm/tiny";
-import { actLabelPrompt } from "../../src/lm/prompts";
+import { actLabelPrompt } from "../../src/benchmarks/persuasion/lm-prompts";
 import { createPersuasion } from "../../src/benchmarks/persuasion/world";
 import { writeHfFolder } from "../../src/lm/tiny/write-files";
 

@@ -14,7 +14,7 @@
 // this size. Each se is 3–10 % of γ, so a γ applied wrongly (not at all, twice, to the wrong model)
 // is tens of standard errors off. About 15 s on two idle cores.
 import { beforeAll, describe, expect, it } from "vitest";
-import { behaviourDialogue } from "../../src/benchmarks/persuasion/world";
+import { behaviourDialogue, createPersuasion } from "../../src/benchmarks/persuasion/world";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { JaxBackend } from "../../src/engine/backends/jax";
 import { Rng } from "../../src/engine/random";
@@ -22,7 +22,8 @@ import { CONDITIONS, merge, validateConfig, type ConditionId, type ExperimentCon
 import { createOpponents } from "../../src/experiment/conditions";
 import type { DiagnosticsReport } from "../../src/experiment/diagnostics";
 import { runExperiment, type RunReport, type TaskCache } from "../../src/experiment/experiment";
-import { assemblePretrained, benchmarkFor, modelOptions, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
+import { benchmarkFor } from "../../src/benchmarks/registry";
+import { assemblePretrained, modelOptions, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
 import { presetConfig } from "../../src/experiment/presets";
 import { executeTask, InlineExecutor } from "../../src/experiment/tasks";
 import { NeuralSimulator } from "../../src/simulators/neural";
@@ -36,7 +37,7 @@ const config: ExperimentConfig = validateConfig(
   }),
 );
 const ablation: ExperimentConfig = validateConfig(merge(config, { simulator: { gamma: 1 } }));
-const bench = benchmarkFor(config);
+const bench = benchmarkFor(config) as ReturnType<typeof createPersuasion>;
 
 let jax: JaxBackend;
 let report: RunReport;

@@ -15,9 +15,10 @@ import { Rng } from "../../src/engine/random";
 import { createOpponents, type ConditionContext, type TrainingOpponents } from "../../src/experiment/conditions";
 import { merge, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
-import { benchmarkFor, modelConfig, modelOptions, type PretrainedSet } from "../../src/experiment/pretrain";
+import { benchmarkFor } from "../../src/benchmarks/registry";
+import { modelConfig, modelOptions, type PretrainedSet } from "../../src/experiment/pretrain";
 import { groupedPersonas, play, type Played } from "../../src/experiment/rollout";
-import { encode } from "../../src/experiment/encode";
+import { encode } from "../../src/benchmarks/encode";
 import { klDivergence } from "../../src/metrics/diversity";
 import type { NeuralSimulator } from "../../src/simulators/neural";
 
@@ -37,7 +38,7 @@ function configWith(population: Partial<ExperimentConfig["population"]>): Experi
 }
 
 function context(config: ExperimentConfig): ConditionContext & { bench: ReturnType<typeof createPersuasion> } {
-  const bench = benchmarkFor(config);
+  const bench = benchmarkFor(config) as ReturnType<typeof createPersuasion>;
   const reference = { checkpoint: initCheckpoint(modelConfig(bench, config.simulator.model, "simulator"), 1), nll: [] };
   const pretrained: PretrainedSet = {
     seed: 0,

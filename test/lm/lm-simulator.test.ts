@@ -12,7 +12,8 @@ import { presetConfig } from "../../src/experiment/presets";
 import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
 import { play } from "../../src/experiment/rollout";
 import { LmSimulator } from "../../src/lm/lm-simulator";
-import { actLabelPrompt, promptKey } from "../../src/lm/prompts";
+import { actLabelPrompt } from "../../src/benchmarks/persuasion/lm-prompts";
+import { promptKey } from "../../src/lm/types";
 import type { ContinuationScore, LanguageModel, LmPrompt } from "../../src/lm/types";
 import { randomCheckpoint } from "../engine/fixtures";
 
@@ -109,7 +110,7 @@ describe("LmSimulator (direct)", () => {
 
   it("refuses other benchmarks and bad options", () => {
     const lm = fakeLm();
-    expect(() => new LmSimulator({ ...bench, id: "service" }, lm)).toThrow(/persuasion benchmark only/);
+    expect(() => new LmSimulator({ ...bench, id: "chess" }, lm)).toThrow(/unknown benchmark "chess"/);
     expect(() => new LmSimulator(bench, lm, { temperature: 0 })).toThrow(/temperature/);
     expect(() => new LmSimulator(bench, lm, { mode: "vs", k: 0 })).toThrow(/k must be/);
     expect(() => new LmSimulator(bench, lm, { exponent: -1 })).toThrow(/exponent/);

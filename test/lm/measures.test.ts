@@ -3,7 +3,8 @@
 // ways people and models say them, and the histogram against P4G's humans (KS and L1 by hand).
 import { describe, expect, it } from "vitest";
 import { p4gStats } from "../../src/benchmarks/persuasion/p4g-stats";
-import { compareDonations, distinctNTexts, distinctScores, embeddingDiversity, embeddingDiversityOf, gridIndex, parseDonation, words } from "../../src/lm/measures";
+import { distinctNTexts, distinctScores, embeddingDiversity, embeddingDiversityOf, words } from "../../src/lm/measures";
+import { compareDonations, gridIndex, parseDonation } from "../../src/benchmarks/persuasion/lm-measures";
 import type { EmbeddingModel } from "../../src/lm/types";
 
 describe("distinct-n over words", () => {

@@ -8,7 +8,7 @@
 // from a stream the policy's own draws have moved on, so they are not paired (with a small
 // batch they may agree by chance). The pairing is also checked: a pair whose card or type differ
 // is counted as unpaired and not shown.
-import type { Benchmark, Dialogue } from "../../benchmarks/types";
+import type { Benchmark, Dialogue, Speaker } from "../../benchmarks/types";
 import { Rng } from "../../engine/random";
 import type { ConditionId } from "../../experiment/config";
 import type { RunReport } from "../../experiment/experiment";
@@ -53,7 +53,7 @@ export function pairSamples(report: RunReport, a: ConditionId, b: ConditionId, f
 }
 
 export interface Turn {
-  speaker: "agent" | "user";
+  speaker: Speaker;
   act: string;
   text: string;
 }

@@ -7,11 +7,11 @@
 import type { DeviceRequest, LoadProgress, LoadedInfo, ModelSource } from "../../lm/backend";
 import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../../lm/types";
 import type { Dialogue } from "../../benchmarks/types";
-import { ACTS, CARD_ACTS, turn } from "../../benchmarks/persuasion/world";
+import { benchmarkModule } from "../../benchmarks/registry";
+import type { OutcomeComparison } from "../../benchmarks/types";
 import { LmCancelledError, lmErrorKind, type LmErrorKind } from "../../lm/errors";
-import { baseContinuation, baseTextPrompt, decisionDue, describeCard, directPrompt, renderTranscript, vsPrompt } from "../../lm/prompts";
 import { parseVs, selectCandidate, type VsFormat, type VsTextSelection } from "../../lm/vs-parse";
-import { compareDonations, distinctScores, embeddingDiversity, parseDonation, type DistinctScores, type DonationComparison } from "../../lm/measures";
+import { distinctScores, embeddingDiversity, type DistinctScores } from "../../lm/measures";
 import { lmGamma, type LmGammaPrompt, type LmGammaReport } from "../../lm/lm-gamma";
 import { Rng } from "../../engine/random";
 
@@ -34,47 +34,36 @@ export const DEFAULT_MODEL_IDS: typeof import("../../lm/backend").DEFAULT_MODELS
   embedder: "Xenova/all-MiniLM-L6-v2",
 };
 
-const actId = (name: string) => {
-  const i = ACTS.findIndex((a) => a.name === name);
-  if (i < 0) throw new Error(`LM lab: unknown persuasion act ${name}`);
-  return i;
-};
-
 export interface CardChoice {
   id: string; // e.g. "agreeable-high.caring-low.rational-high"
   card: number[];
   label: string; // the card in words, as the prompt says it
 }
 
-/** The 8 persuasion persona cards (three traits, low or high), all-high first. */
-export const LM_CARDS: readonly CardChoice[] = Array.from({ length: 8 }, (_, i) => {
-  const mask = 7 - i;
-  const names = ["agreeable", "caring", "rational"].map((t, j) => `${t}-${mask & (4 >> j) ? "high" : "low"}`);
-  const card = names.map((n) => actId(`card:${n}`));
-  if (!card.every((c) => CARD_ACTS.includes(c))) throw new Error("LM lab: a card act is not a card trait");
-  return { id: names.join("."), card, label: describeCard(card) };
-});
-
 export interface StateChoice {
   id: string;
   label: string;
-  acts: string[]; // persuasion act names; the persuadee speaks next
+  acts: string[]; // act names; the user speaks next
 }
 
-/** Preset dialogue states (act names), each ending at the persuadee's turn. */
-export const LM_STATES: readonly StateChoice[] = [
-  { id: "after-greeting", label: "after the greeting", acts: ["greeting"] },
-  { id: "after-emotion", label: "after an emotional appeal", acts: ["emotion"] },
-  { id: "after-trust-objection", label: "a logical appeal after a trust objection", acts: ["credibility", "object-trust", "logical"] },
-  { id: "ask-after-greeting", label: "asked to donate right after a neutral opening", acts: ["greeting", "neutral", "ask"] },
-  { id: "ask-after-sharing", label: "asked to donate after sharing something personal", acts: ["emotion", "share-personal", "ask"] },
-  { id: "ask-after-cost-objection", label: "asked to donate after a cost objection and a small ask", acts: ["greeting", "object-cost", "foot-in-the-door", "agree", "ask"] },
-  {
-    id: "final-decision",
-    label: "the final decision after five exchanges",
-    acts: ["greeting", "agree", "emotion", "share-personal", "credibility", "neutral", "logical", "ask-question", "donation-information", "agree"],
-  },
-];
+/** The lab's benchmark: the one whose module has an lm part (Persuasion). */
+export const LAB_BENCHMARK = "persuasion";
+const lab = (() => {
+  const m = benchmarkModule(LAB_BENCHMARK);
+  if (!m.lm) throw new Error(`LM lab: the ${m.title} benchmark has no lm part`);
+  return { module: m, lm: m.lm, bench: m.create(m.defaultWorld) };
+})();
+const labLm = lab.lm;
+
+export const LM_CARDS: readonly CardChoice[] = labLm.cards;
+/** Preset dialogue states (act names), each ending at the user's turn. */
+export const LM_STATES: readonly StateChoice[] = labLm.states;
+
+const actId = (name: string) => {
+  const i = lab.bench.acts.findIndex((a) => a.name === name);
+  if (i < 0) throw new Error(`LM lab: unknown act ${name}`);
+  return i;
+};
 
 export const DEFAULT_CARD = LM_CARDS[0].id;
 export const DEFAULT_STATE = "ask-after-greeting";
@@ -86,7 +75,7 @@ export function labDialogue(cardId: string, stateId: string): Dialogue {
   if (!card) throw new Error(`LM lab: no card ${JSON.stringify(cardId)}`);
   if (!state) throw new Error(`LM lab: no dialogue state ${JSON.stringify(stateId)}`);
   const d: Dialogue = { card: [...card.card], acts: state.acts.map(actId) };
-  if (turn(d) !== "user") throw new Error(`LM lab: in state ${state.id} the persuadee does not speak next`);
+  if (lab.bench.turn(d) !== "user") throw new Error(`LM lab: in state ${state.id} the persuadee does not speak next`);
   return d;
 }
 
@@ -164,7 +153,7 @@ export interface MeasureSet {
   uniqueShare: number;
   distinct: DistinctScores;
   embedding: number | null;
-  donations: DonationComparison;
+  donations: OutcomeComparison;
 }
 
 export interface CompareSettings {
@@ -310,11 +299,11 @@ export class LmLabState {
 
   readonly busy = $derived(this.job !== null);
   readonly dialogue = $derived(labDialogue(this.cardId, this.stateId));
-  readonly transcript = $derived(renderTranscript(this.dialogue));
-  readonly decision = $derived(decisionDue(this.dialogue));
+  readonly transcript = $derived(labLm.renderTranscript(this.dialogue));
+  readonly decision = $derived(labLm.decisionDue(this.dialogue));
   /** k while it is being edited can be anything; the shown prompt and call count use a valid one. */
   readonly #kShown = $derived(Number.isInteger(this.k) && this.k >= 1 && this.k <= 20 ? this.k : 5);
-  readonly prompts = $derived({ direct: directPrompt(this.dialogue), vs: vsPrompt(this.dialogue, { k: this.#kShown }) });
+  readonly prompts = $derived({ direct: labLm.directPrompt(this.dialogue), vs: labLm.vsPrompt(this.dialogue, { k: this.#kShown }) });
   readonly vsCalls = $derived(Number.isInteger(this.n) && this.n >= 1 ? Math.ceil(this.n / this.#kShown) : 0);
   /** Overall load progress over every file seen so far, in [0, 1]; null before sizes are known. */
   readonly overall = $derived.by(() => {
@@ -499,8 +488,8 @@ export class LmLabState {
       for (let done = 0; done < n; done += BATCH) {
         if (signal.aborted) throw new LmCancelledError("generation");
         const rows = Math.min(BATCH, n - done);
-        const gens = await lm.generate(directPrompt(d), { ...sampling, n: rows, seed: seed + done }, { signal });
-        update({ direct: [...result.direct, ...gens.map((g) => ({ text: g.text.trim(), tokens: g.tokens, donation: parseDonation(g.text) }))] });
+        const gens = await lm.generate(labLm.directPrompt(d), { ...sampling, n: rows, seed: seed + done }, { signal });
+        update({ direct: [...result.direct, ...gens.map((g) => ({ text: g.text.trim(), tokens: g.tokens, donation: labLm.parseOutcome(g.text) }))] });
         for (let i = 0; i < rows; i++) this.#step(i + 1 + done === n ? `VS calls (k = ${k})` : undefined);
       }
       // VS: ⌈n/k⌉ calls of k candidates; one candidate selected per call
@@ -509,7 +498,7 @@ export class LmLabState {
       for (let done = 0; done < calls; done += BATCH) {
         if (signal.aborted) throw new LmCancelledError("generation");
         const rows = Math.min(BATCH, calls - done);
-        const gens = await lm.generate(vsPrompt(d, { k }), { ...vsOpts, n: rows, seed: vsOpts.seed + done }, { signal });
+        const gens = await lm.generate(labLm.vsPrompt(d, { k }), { ...vsOpts, n: rows, seed: vsOpts.seed + done }, { signal });
         const views = gens.map((g): VsCallView => {
           const parsed = parseVs(g.text, { k });
           const selected = parsed.candidates.length ? selectCandidate(parsed.candidates, settings.selection, rng, { tailThreshold: settings.tailThreshold }) : null;
@@ -517,7 +506,7 @@ export class LmLabState {
             raw: g.text,
             format: parsed.format,
             warnings: parsed.warnings,
-            candidates: parsed.candidates.map((c) => ({ ...c, donation: parseDonation(c.text) })),
+            candidates: parsed.candidates.map((c) => ({ ...c, donation: labLm.parseOutcome(c.text) })),
             selected,
           };
         });
@@ -536,7 +525,7 @@ export class LmLabState {
         uniqueShare: uniqueShare(texts),
         distinct: distinctScores(texts),
         embedding,
-        donations: compareDonations(donations),
+        donations: labLm.compareOutcomes(donations),
       });
       this.#step();
       update({
@@ -654,18 +643,18 @@ export class LmLabState {
         const d = labDialogue(this.cardId, id);
         const label = LM_STATES.find((s) => s.id === id)!.label;
         this.job = { ...this.job!, label: `Instruct replies, ${label}` };
-        const replies = await sample(instruct, directPrompt(d), settings.seed + 1000 * j);
+        const replies = await sample(instruct, labLm.directPrompt(d), settings.seed + 1000 * j);
         this.#step(`Base replies, ${label}`);
-        const baseSamples = await sample(base, baseTextPrompt(d), settings.seed + 1000 * j + 500);
+        const baseSamples = await sample(base, labLm.baseTextPrompt(d), settings.seed + 1000 * j + 500);
         this.#step();
         const keep = (xs: string[]) => xs.filter((x) => x !== "");
         dropped += replies.length - keep(replies).length + baseSamples.length - keep(baseSamples).length;
-        if (keep(replies).length) prompts.push({ prompt: baseTextPrompt(d), replies: keep(replies), baseSamples: keep(baseSamples) });
+        if (keep(replies).length) prompts.push({ prompt: labLm.baseTextPrompt(d), replies: keep(replies), baseSamples: keep(baseSamples) });
       }
       if (prompts.length === 0) throw new Error("every instruct reply was empty; nothing to fit γ on");
       this.job = { ...this.job!, label: `Scoring under ${base.id} and fitting γ` };
       const scorer: LanguageModel = { id: base.id, generate: (p, o) => base.generate(p, o, { signal }), score: (p, c) => base.score(p, c, { signal }) };
-      const report = await lmGamma(prompts, scorer, { continuation: baseContinuation });
+      const report = await lmGamma(prompts, scorer, { continuation: labLm.baseContinuation });
       this.#step();
       this.gamma = result = { ...result, report, dropped, status: "done", seconds: (performance.now() - t0) / 1000 };
     } catch (e) {

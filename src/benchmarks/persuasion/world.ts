@@ -348,7 +348,6 @@ export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Ben
     title: "Persuasion (after Persuasion for Good)",
     acts: ACTS,
     cardLen: CARD_LEN,
-    maxExchanges: MAX_EXCHANGES,
     context: CONTEXT,
     maskClasses: MASK_CLASSES,
     population,
@@ -367,7 +366,6 @@ export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Ben
       });
       return p;
     },
-    behaviourAgent,
     mode(d) {
       // the user's two most frequent talk acts and the outcome: a coarse behavioural "style"
       // (the toy's analogue of SCOPE's embedding clusters)
@@ -383,7 +381,6 @@ export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Ben
       const given = donation(d);
       return `${talk.join(">") || "-"}|${given === 0 ? "$0" : given < 1 ? "<$1" : "≥$1"}`;
     },
-    calibration: (rng) => calibrate(population, rng),
     render(d, rng) {
       return d.acts.map((a, i) => {
         const act = ACTS[a];

@@ -1,7 +1,7 @@
 // Dialogues as model inputs. The policy reads [BOS, acts…] and learns the agent's acts; a
 // simulator reads [card…, BOS, acts…] and learns the user's acts. Each position carries the
 // mask class its token was drawn from, so learned and sampled distributions are the same.
-import type { Benchmark, Dialogue } from "../benchmarks/types";
+import type { Benchmark, Dialogue } from "./types";
 import type { EngineModel, TrainBatch } from "../engine/backend";
 import type { Decoder } from "../engine/decode";
 
@@ -26,11 +26,12 @@ export function encode(bench: Benchmark, dialogues: Dialogue[], role: Role): Tra
     if (role === "simulator") d.card.forEach((c, j) => (tokens[row + j] = c));
     tokens[row + off - 1] = BOS;
     d.acts.forEach((a, i) => {
-      const prefix = { card: d.card, acts: d.acts.slice(0, i) };
-      const agent = bench.turn(prefix) === "agent";
+      const prefix = { card: d.card, acts: d.acts.slice(0, i), hidden: d.hidden };
+      const who = bench.turn(prefix);
       tokens[row + off + i] = a;
-      cls[row + off + i] = agent ? bench.agentClass(prefix) : bench.userClass(prefix);
-      mask[row + off + i] = agent === (role === "policy") ? 1 : 0;
+      // the world's own moves (env) are read by both roles and learned by neither
+      cls[row + off + i] = who === "agent" ? bench.agentClass(prefix) : who === "user" ? bench.userClass(prefix) : 0;
+      mask[row + off + i] = (who === "agent" && role === "policy") || (who === "user" && role === "simulator") ? 1 : 0;
     });
   });
   return { rows, tokens, cls, mask };

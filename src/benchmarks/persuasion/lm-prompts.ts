@@ -11,9 +11,9 @@
 //       one per allowed user act, whose log-likelihoods give a distribution over acts.
 // Everything is deterministic (the first template of each act), so equal dialogues give equal
 // prompts and scores can be cached.
-import type { Dialogue } from "../benchmarks/types";
-import { ACTS, AMOUNT_ACTS, AMOUNTS, CARD_ACTS, CLASS, MASK_CLASSES, turn, userClass } from "../benchmarks/persuasion/world";
-import type { ChatMessage, LmPrompt } from "./types";
+import type { Dialogue } from "../types";
+import type { ChatMessage, LmPrompt } from "../../lm/types";
+import { ACTS, AMOUNT_ACTS, AMOUNTS, CARD_ACTS, CLASS, MASK_CLASSES, turn, userClass } from "./world";
 
 export const AGENT_NAME = "Persuader";
 export const USER_NAME = "You"; // in chat prompts, where the model is the persuadee
@@ -153,7 +153,35 @@ export function actLabelPrompt(d: Dialogue, style: LabelPromptStyle = "text"): A
   throw new Error(`actLabelPrompt: unknown style ${JSON.stringify(style satisfies never)}`);
 }
 
-/** A stable key for a prompt (for caching scores). */
-export function promptKey(p: LmPrompt): string {
-  return "text" in p ? `t:${p.text}` : `c:${JSON.stringify(p.chat)}`;
-}
+// ─────────────────────────────────────────────────────────────────────────────────────────────
+// The LM lab's preset persona cards and dialogue states
+
+const actId = (name: string) => {
+  const i = ACTS.findIndex((a) => a.name === name);
+  if (i < 0) throw new Error(`LM lab: unknown persuasion act ${name}`);
+  return i;
+};
+
+/** The 8 persuasion persona cards (three traits, low or high), all-high first. */
+export const LM_CARDS: readonly { id: string; card: number[]; label: string }[] = Array.from({ length: 8 }, (_, i) => {
+  const mask = 7 - i;
+  const names = ["agreeable", "caring", "rational"].map((t, j) => `${t}-${mask & (4 >> j) ? "high" : "low"}`);
+  const card = names.map((n) => actId(`card:${n}`));
+  if (!card.every((c) => CARD_ACTS.includes(c))) throw new Error("LM lab: a card act is not a card trait");
+  return { id: names.join("."), card, label: describeCard(card) };
+});
+
+/** Preset dialogue states (act names), each ending at the persuadee's turn. */
+export const LM_STATES: readonly { id: string; label: string; acts: string[] }[] = [
+  { id: "after-greeting", label: "after the greeting", acts: ["greeting"] },
+  { id: "after-emotion", label: "after an emotional appeal", acts: ["emotion"] },
+  { id: "after-trust-objection", label: "a logical appeal after a trust objection", acts: ["credibility", "object-trust", "logical"] },
+  { id: "ask-after-greeting", label: "asked to donate right after a neutral opening", acts: ["greeting", "neutral", "ask"] },
+  { id: "ask-after-sharing", label: "asked to donate after sharing something personal", acts: ["emotion", "share-personal", "ask"] },
+  { id: "ask-after-cost-objection", label: "asked to donate after a cost objection and a small ask", acts: ["greeting", "object-cost", "foot-in-the-door", "agree", "ask"] },
+  {
+    id: "final-decision",
+    label: "the final decision after five exchanges",
+    acts: ["greeting", "agree", "emotion", "share-personal", "credibility", "neutral", "logical", "ask-question", "donation-information", "agree"],
+  },
+];

@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { ACTS, AMOUNT_ACTS, ASK, CARD_ACTS, GREETING, STRATEGY_ACTS, USER_ACTS } from "../../src/benchmarks/persuasion/world";
 import type { Dialogue } from "../../src/benchmarks/types";
-import { actLabel, actLabelPrompt, baseContinuation, baseTextPrompt, describeCard, directPrompt, promptKey, renderTranscript, vsPrompt } from "../../src/lm/prompts";
+import { actLabel, actLabelPrompt, baseContinuation, baseTextPrompt, describeCard, directPrompt, renderTranscript, vsPrompt } from "../../src/benchmarks/persuasion/lm-prompts";
+import { promptKey } from "../../src/lm/types";
 
 const card = [CARD_ACTS[1], CARD_ACTS[2], CARD_ACTS[5]]; // agreeable, not very caring, rational
 const name = (n: string) => ACTS.findIndex((a) => a.name === n);
