@@ -1,0 +1,142 @@
+// The Service benchmark as a plug-in (../types.ts' BenchmarkModule): its config sections, world,
+// corpus, calibration against τ²-bench telecom, reference agents, probe states and outcomes.
+import { z } from "zod";
+import { Rng } from "../../engine/random";
+import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
+import { behaviourAgent, carefulAgent, goldAgent, modalScript, type Agent } from "./agents";
+import { createService, outcomeOf, playEpisode, type ServiceBenchmark } from "./bench";
+import { calibrate } from "./calibration";
+import { DEFAULT_PARAMS, type ServiceParams } from "./population";
+import { CARD_LEN, MAX_CONTEXT } from "./world";
+
+const MAX_EXCHANGES = (MAX_CONTEXT - CARD_LEN - 2) / 2; // 29: card, <bos>, ticket and two acts an exchange fit the engine's 64 positions
+
+export const ServiceWorldSchema = z.strictObject({
+  maxExchanges: z.number().int().min(4).max(MAX_EXCHANGES), // agent turns per episode (context = 5 + 2 × this)
+  cardInformativeness: z.number().min(0).max(1), // κ: 0 = cards say nothing about the type, 1 = the types' own card probabilities
+  typePrior: z.array(z.number().min(0)).length(DEFAULT_PARAMS.types.length).optional(), // accurate, low-skill, anxious, impatient (normalised); default the population's
+  noise: z.number().min(0).max(0.2), // P(a uniformly random reply) for every type: slips
+});
+export type ServiceWorld = z.infer<typeof ServiceWorldSchema>;
+
+export const ServiceCorpusSchema = z.strictObject({
+  dialogues: z.number().int().min(1), // customers of the population with the behaviour agent
+});
+export type ServiceCorpus = z.infer<typeof ServiceCorpusSchema>;
+
+export const DEFAULT_WORLD: ServiceWorld = { maxExchanges: DEFAULT_PARAMS.maxExchanges, cardInformativeness: DEFAULT_PARAMS.cardInformativeness, noise: DEFAULT_PARAMS.noise };
+export const DEFAULT_CORPUS: ServiceCorpus = { dialogues: 20000 };
+
+export function serviceParams(world: ServiceWorld, prior?: number[]): ServiceParams {
+  const weights = prior ?? world.typePrior;
+  const total = weights?.reduce((a, b) => a + b, 0);
+  if (weights && !(total! > 0)) throw new Error("a type prior needs some positive weight");
+  return {
+    ...DEFAULT_PARAMS,
+    maxExchanges: world.maxExchanges,
+    cardInformativeness: world.cardInformativeness,
+    noise: world.noise,
+    types: DEFAULT_PARAMS.types.map((t, z) => ({ ...t, prior: weights ? weights[z] / total! : t.prior })),
+  };
+}
+
+const asService = (bench: Benchmark): ServiceBenchmark => {
+  if (bench.id !== "service") throw new Error(`not the service benchmark: ${bench.id}`);
+  return bench as ServiceBenchmark;
+};
+
+export const REFERENCE_EPISODES = 10000; // Monte Carlo episodes per reference agent (standard error ≤ 0.005)
+const REFERENCE_SEED = 1;
+
+/** Success with humans (and with the modal type alone) of an agent, by Monte Carlo with a fixed seed. */
+export function successWith(bench: ServiceBenchmark, agent: Agent, episodes = REFERENCE_EPISODES, onlyType?: number, seed = REFERENCE_SEED): number {
+  const rng = Rng.seed(seed);
+  let wins = 0;
+  for (let i = 0; i < episodes; i++) {
+    const persona = bench.population.sample(rng);
+    if (onlyType !== undefined) persona.type = onlyType;
+    if (bench.success(playEpisode(bench, persona, agent, rng))) wins++;
+  }
+  return wins / episodes;
+}
+
+const referenceCache = new WeakMap<Benchmark, ReferenceLine[]>();
+
+function referenceLines(b: Benchmark): ReferenceLine[] {
+  const cached = referenceCache.get(b);
+  if (cached) return cached;
+  const bench = asService(b);
+  const { faultPrior, maxExchanges: E } = bench.params;
+  const prior = bench.population.types.map((t) => t.prior);
+  const modal = prior.indexOf(Math.max(...prior));
+  const modalName = bench.population.types[modal].name;
+  const script = modalScript(faultPrior, E);
+  const careful = carefulAgent(faultPrior, E);
+  const gold = goldAgent(E);
+  const pct = (x: number) => `${(100 * x).toFixed(0)} %`;
+  const scriptModal = successWith(bench, script, REFERENCE_EPISODES, modal);
+  const carefulModal = successWith(bench, careful, REFERENCE_EPISODES, modal);
+  const lines: ReferenceLine[] = [
+    {
+      id: "modal-script",
+      label: `${modalName} customer's script`,
+      description: `Skips checks, fixes every likely fault blindly, restarts once, confirms: the best script for the ${modalName} customer (${pct(scriptModal)} with them; careful checking gets ${pct(carefulModal)}).`,
+      humanSuccess: successWith(bench, script),
+      onFigure: true,
+    },
+    {
+      id: "careful",
+      label: "careful agent",
+      description: "Checks each likely screen before fixing it, reassures before risky steps, walks a struggling customer back to the screen, re-checks after “still not working”.",
+      humanSuccess: successWith(bench, careful),
+      onFigure: true,
+    },
+    { id: "gold-plan", label: "gold plan", description: "Told the faults: instructs exactly the needed steps and asks again what did not happen (τ²'s agent given the plan).", humanSuccess: successWith(bench, (d) => gold(d)), onFigure: false },
+    { id: "behaviour", label: "behaviour agent", description: "The pretraining corpus' agent in dual control (the toy's gpt-4.1 of τ²).", humanSuccess: successWith(bench, behaviourAgent(faultPrior, E)), onFigure: false },
+  ];
+  referenceCache.set(b, lines);
+  return lines;
+}
+
+/** States at the customer's turn where simulators' replies are compared (the collapsed one answers every one cooperatively). */
+export const PROBE_STATES: ProbeState[] = [
+  { id: "blind-hard-step", label: "asked, without looking first, to grant the messaging app a permission", acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission"] },
+  { id: "guided-step", label: "asked to reset the APN right after reading it out", acts: ["ticket:mobile-data", "query-account", "account:ok", "check:apn", "see:apn-bad", "fix:reset-apn"] },
+  { id: "risky-step", label: "asked to reseat the SIM, not reassured", acts: ["ticket:no-service", "query-account", "account:ok", "check:sim", "see:sim-bad", "fix:reseat-sim"] },
+  { id: "reassured-risky", label: "asked to restart after a reassurance", acts: ["ticket:mobile-data", "query-account", "account:ok", "reassure", "ack", "fix:reboot"] },
+  {
+    id: "fifth-chore",
+    label: "asked for a fifth blind fix",
+    acts: ["ticket:mms", "fix:toggle-data", "did-fix", "fix:saver-off", "did-fix", "fix:toggle-airplane", "did-fix", "fix:grant-permission", "did-fix", "fix:toggle-wifi-calling"],
+  },
+  { id: "confirm-blind", label: "asked whether it works after two blind fixes", acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission", "did-fix", "fix:set-network-mode", "did-fix", "confirm"] },
+];
+
+export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
+  id: "service",
+  title: "Service (after τ²-bench telecom)",
+  roles: { agent: "Agent", user: "Customer", env: "System" },
+  calibratedOn: "τ²-bench telecom's published results (gpt-4.1, dual control) and its 114 tasks",
+  success: "the phone fixed and the customer confirming it, or a transfer when it cannot be fixed",
+  worldSchema: ServiceWorldSchema,
+  corpusSchema: ServiceCorpusSchema,
+  defaultWorld: DEFAULT_WORLD,
+  defaultCorpus: DEFAULT_CORPUS,
+  typeNames: DEFAULT_PARAMS.types.map((t) => t.name),
+  create: (world, prior) => createService(serviceParams(world, prior)),
+  parameters: (bench) => asService(bench).params,
+  corpusDialogue(b, _corpus, rng) {
+    const bench = asService(b);
+    const agent = behaviourAgent(bench.params.faultPrior, bench.params.maxExchanges);
+    return playEpisode(bench, bench.population.sample(rng), agent, rng);
+  },
+  calibration: (bench, _corpus, rng) => calibrate(asService(bench), rng),
+  referenceLines,
+  probeStates: PROBE_STATES,
+  adaptiveProbe(b) {
+    const bench = asService(b);
+    const act = carefulAgent(bench.params.faultPrior, bench.params.maxExchanges);
+    return { description: "the careful agent: checks before fixing, reassures, guides", act: (d: Dialogue) => act(d) };
+  },
+  outcome: (_bench, d) => outcomeOf(d),
+};
