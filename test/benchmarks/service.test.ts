@@ -224,7 +224,10 @@ describe("the exact posterior and Bayes predictive", () => {
   });
 
   it("the task posterior's P(fixed) and marginals match enumerating every task", () => {
-    const d = { card: CARD, acts: acts("ticket:mobile-data", "check:data", "see:data-bad", "fix:toggle-data", "did-fix", "confirm", "not-ok", "query-account", "account:ok", "fix:reset-apn", "did-fix", "confirm") };
+    const d = {
+      card: CARD,
+      acts: acts("ticket:mobile-data", "check:data", "see:data-bad", "fix:toggle-data", "did-fix", "confirm", "not-ok", "query-account", "account:ok", "fix:reset-apn", "did-fix", "confirm"),
+    };
     let z = 0;
     let fixed = 0;
     const apn = [0, 0];

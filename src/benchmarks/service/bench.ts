@@ -4,25 +4,7 @@ import type { Rng } from "../../engine/random";
 import type { Benchmark, Dialogue, Persona } from "../types";
 import type { Agent } from "./agents";
 import { DEFAULT_PARAMS, ServicePopulation, type ServiceParams } from "./population";
-import {
-  ACTS,
-  CARD_LEN,
-  CLASS,
-  CONFIRM,
-  MASK_CLASSES,
-  MAX_CONTEXT,
-  R,
-  REASSURE,
-  TRANSFER,
-  USER_ACTS,
-  allResolved,
-  contextFor,
-  replyClass,
-  turnOf,
-  unfixable,
-  worldMove,
-  type Hidden,
-} from "./world";
+import { ACTS, CARD_LEN, CLASS, CONFIRM, MASK_CLASSES, MAX_CONTEXT, R, REASSURE, TRANSFER, USER_ACTS, allResolved, contextFor, replyClass, turnOf, unfixable, worldMove, type Hidden } from "./world";
 
 export type ServiceBenchmark = Benchmark & { population: ServicePopulation; params: ServiceParams };
 

@@ -32,7 +32,8 @@ export const TAU2 = {
 
 /** pass^k of one task: the chance that k of its n trials, drawn without replacement, all succeed, C(c, k) / C(n, k) (τ²'s estimator). */
 export function passK(c: number, n: number, k: number): number {
-  if (!(Number.isInteger(c) && Number.isInteger(n) && Number.isInteger(k)) || c < 0 || c > n || k < 1 || k > n) throw new Error(`passK needs integers 0 ≤ c ≤ n and 1 ≤ k ≤ n, got c=${c} n=${n} k=${k}`);
+  if (!(Number.isInteger(c) && Number.isInteger(n) && Number.isInteger(k)) || c < 0 || c > n || k < 1 || k > n)
+    throw new Error(`passK needs integers 0 ≤ c ≤ n and 1 ≤ k ≤ n, got c=${c} n=${n} k=${k}`);
   let p = 1;
   for (let i = 0; i < k; i++) p *= (c - i) / (n - i);
   return Math.max(0, p);

@@ -91,8 +91,20 @@ function referenceLines(b: Benchmark): ReferenceLine[] {
       humanSuccess: successWith(bench, careful),
       onFigure: true,
     },
-    { id: "gold-plan", label: "gold plan", description: "Told the faults: instructs exactly the needed steps and asks again what did not happen (τ²'s agent given the plan).", humanSuccess: successWith(bench, (d) => gold(d)), onFigure: false },
-    { id: "behaviour", label: "behaviour agent", description: "The pretraining corpus' agent in dual control (the toy's gpt-4.1 of τ²).", humanSuccess: successWith(bench, behaviourAgent(faultPrior, E)), onFigure: false },
+    {
+      id: "gold-plan",
+      label: "gold plan",
+      description: "Told the faults: instructs exactly the needed steps and asks again what did not happen (τ²'s agent given the plan).",
+      humanSuccess: successWith(bench, (d) => gold(d)),
+      onFigure: false,
+    },
+    {
+      id: "behaviour",
+      label: "behaviour agent",
+      description: "The pretraining corpus' agent in dual control (the toy's gpt-4.1 of τ²).",
+      humanSuccess: successWith(bench, behaviourAgent(faultPrior, E)),
+      onFigure: false,
+    },
   ];
   referenceCache.set(b, lines);
   return lines;
@@ -109,7 +121,11 @@ export const PROBE_STATES: ProbeState[] = [
     label: "asked for a fifth blind fix",
     acts: ["ticket:mms", "fix:toggle-data", "did-fix", "fix:saver-off", "did-fix", "fix:toggle-airplane", "did-fix", "fix:grant-permission", "did-fix", "fix:toggle-wifi-calling"],
   },
-  { id: "confirm-blind", label: "asked whether it works after two blind fixes", acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission", "did-fix", "fix:set-network-mode", "did-fix", "confirm"] },
+  {
+    id: "confirm-blind",
+    label: "asked whether it works after two blind fixes",
+    acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission", "did-fix", "fix:set-network-mode", "did-fix", "confirm"],
+  },
 ];
 
 export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {

@@ -148,7 +148,18 @@ export const DEFAULT_FAULT_PRIOR: number[][][] = [
   // mobile data: the data layer, plus service faults now and then
   [[0.65, 0.35], [0.85, 0.15, 0], [0.3, 0.7], [0.35, 0.65], [0.45, 0.55], [0.35, 0.65], fine, fine, fine, [0.6, 0.06, 0.14, 0.05, 0.15]],
   // MMS: the MMS layer on top of the data and service layers (the longest fixes)
-  [[0.75, 0.25], [0.9, 0.1, 0], [0.45, 0.55], [0.5, 0.5], [0.65, 0.35], [0.55, 0.45], [0.3, 0.7], [0.25, 0.75], [0.35, 0.65], [0.69, 0.06, 0.06, 0.04, 0.15]],
+  [
+    [0.75, 0.25],
+    [0.9, 0.1, 0],
+    [0.45, 0.55],
+    [0.5, 0.5],
+    [0.65, 0.35],
+    [0.55, 0.45],
+    [0.3, 0.7],
+    [0.25, 0.75],
+    [0.35, 0.65],
+    [0.69, 0.06, 0.06, 0.04, 0.15],
+  ],
 ];
 
 export const DEFAULT_PARAMS: ServiceParams = {
@@ -214,7 +225,8 @@ export class ServicePopulation implements HumanPopulation {
     if (params.intentPrior.length !== INTENTS.length || Math.abs(intents - 1) > 1e-9) throw new Error(`intent prior must be ${INTENTS.length} probabilities summing to 1`);
     params.faultPrior.forEach((byFactor, i) =>
       byFactor.forEach((p, f) => {
-        if (p.length !== FACTORS[f].values.length || Math.abs(p.reduce((a, b) => a + b, 0) - 1) > 1e-9) throw new Error(`fault prior of ${FACTORS[f].name} for ${INTENTS[i]} must be ${FACTORS[f].values.length} probabilities summing to 1`);
+        if (p.length !== FACTORS[f].values.length || Math.abs(p.reduce((a, b) => a + b, 0) - 1) > 1e-9)
+          throw new Error(`fault prior of ${FACTORS[f].name} for ${INTENTS[i]} must be ${FACTORS[f].values.length} probabilities summing to 1`);
       }),
     );
     this.params = params;

@@ -46,7 +46,12 @@ const COMPONENTS = [
   ["roaming", ["Are you abroad? Please check whether data roaming is on.", "Please look at the roaming setting."], "Roaming: as needed.", "Roaming: OFF while abroad."],
   ["saver", ["Is data saver turned on?", "Please check the data saver setting."], "Data saver: off.", "Data saver: ON."],
   ["wifi-calling", ["Please check the Wi-Fi calling setting.", "Is Wi-Fi calling turned on?"], "Wi-Fi calling: as it should be.", "Wi-Fi calling: misconfigured."],
-  ["permission", ["Does your messaging app have its permissions? Settings → Apps → Messages.", "Please check the messaging app's permissions."], "Messages: SMS and storage allowed.", "Messages: storage permission denied."],
+  [
+    "permission",
+    ["Does your messaging app have its permissions? Settings → Apps → Messages.", "Please check the messaging app's permissions."],
+    "Messages: SMS and storage allowed.",
+    "Messages: storage permission denied.",
+  ],
   ["network", ["Which network mode is selected: 2G, 3G/4G or 5G?", "Please check the preferred network type."], "Network mode: 4G/5G.", "Network mode: 2G only."],
 ] as const;
 export const COMPONENT_NAMES: string[] = COMPONENTS.map(([n]) => n);
@@ -65,17 +70,53 @@ export interface StepDef {
 
 export const STEPS: StepDef[] = [
   { name: "toggle-airplane", by: "user", component: COMPONENT.airplane, hard: false, risky: false, templates: ["Please turn airplane mode off.", "Tap the plane icon to switch airplane mode off."] },
-  { name: "reseat-sim", by: "user", component: COMPONENT.sim, hard: true, risky: true, templates: ["Please take the SIM card out and put it back in firmly.", "Could you remove the SIM tray and reseat the card?"] },
+  {
+    name: "reseat-sim",
+    by: "user",
+    component: COMPONENT.sim,
+    hard: true,
+    risky: true,
+    templates: ["Please take the SIM card out and put it back in firmly.", "Could you remove the SIM tray and reseat the card?"],
+  },
   { name: "toggle-data", by: "user", component: COMPONENT.data, hard: false, risky: false, templates: ["Please switch mobile data on.", "Turn on the mobile data toggle, please."] },
   { name: "reset-apn", by: "user", component: COMPONENT.apn, hard: true, risky: true, templates: ["Please reset the APN settings to default.", "In the APN menu, choose 'Reset to default'."] },
   { name: "toggle-roaming", by: "user", component: COMPONENT.roaming, hard: true, risky: false, templates: ["Please turn data roaming on.", "Switch roaming on under mobile network settings."] },
   { name: "saver-off", by: "user", component: COMPONENT.saver, hard: false, risky: false, templates: ["Please turn data saver off.", "Switch off data saver, please."] },
-  { name: "toggle-wifi-calling", by: "user", component: COMPONENT["wifi-calling"], hard: true, risky: false, templates: ["Please toggle Wi-Fi calling.", "Switch Wi-Fi calling to the setting I describe."] },
-  { name: "grant-permission", by: "user", component: COMPONENT.permission, hard: true, risky: false, templates: ["Please allow the messaging app to use storage.", "Grant the Messages app its storage permission."] },
+  {
+    name: "toggle-wifi-calling",
+    by: "user",
+    component: COMPONENT["wifi-calling"],
+    hard: true,
+    risky: false,
+    templates: ["Please toggle Wi-Fi calling.", "Switch Wi-Fi calling to the setting I describe."],
+  },
+  {
+    name: "grant-permission",
+    by: "user",
+    component: COMPONENT.permission,
+    hard: true,
+    risky: false,
+    templates: ["Please allow the messaging app to use storage.", "Grant the Messages app its storage permission."],
+  },
   { name: "set-network-mode", by: "user", component: COMPONENT.network, hard: true, risky: false, templates: ["Please set the network mode to 4G/5G.", "Choose 4G/5G as preferred network type."] },
-  { name: "pay-bill", by: "user", component: -1, guide: "request-payment", hard: true, risky: false, templates: ["Please open the payment request I sent and pay it.", "You should have a payment link now; please complete it."] },
+  {
+    name: "pay-bill",
+    by: "user",
+    component: -1,
+    guide: "request-payment",
+    hard: true,
+    risky: false,
+    templates: ["Please open the payment request I sent and pay it.", "You should have a payment link now; please complete it."],
+  },
   { name: "reboot", by: "user", component: -1, hard: false, risky: true, templates: ["Please restart your phone.", "Could you power the phone off and on again?"] },
-  { name: "request-payment", by: "agent", component: -1, hard: false, risky: false, templates: ["I am sending you a payment request for the overdue bill.", "Let me send a payment link for the balance."] },
+  {
+    name: "request-payment",
+    by: "agent",
+    component: -1,
+    hard: false,
+    risky: false,
+    templates: ["I am sending you a payment request for the overdue bill.", "Let me send a payment link for the balance."],
+  },
   { name: "resume-line", by: "agent", component: -1, hard: false, risky: false, templates: ["I am resuming your line now.", "Let me reactivate your suspended line."] },
   { name: "enable-roaming", by: "agent", component: -1, hard: false, risky: false, templates: ["I am enabling roaming on your account.", "Let me switch roaming on for your line."] },
   { name: "refuel-data", by: "agent", component: -1, hard: false, risky: false, templates: ["I am adding a data top-up to your plan.", "Let me refuel your data allowance."] },
@@ -148,7 +189,11 @@ function buildActs(): ActDef[] {
   for (const [name, templates] of COMPONENTS) acts.push({ name: `check:${name}`, kind: "agent", templates: [...templates] });
   for (const st of STEPS) acts.push({ name: `${st.by === "user" ? "fix" : "account"}:${st.name}`, kind: "agent", templates: st.templates });
   acts.push({ name: "query-account", kind: "agent", templates: ["Let me look up your account.", "One moment, I am checking your line in our system."] });
-  acts.push({ name: "reassure", kind: "agent", templates: ["Don't worry: nothing on your phone will be lost, and I will guide you through every step.", "This is safe, your photos and contacts stay where they are."] });
+  acts.push({
+    name: "reassure",
+    kind: "agent",
+    templates: ["Don't worry: nothing on your phone will be lost, and I will guide you through every step.", "This is safe, your photos and contacts stay where they are."],
+  });
   acts.push({ name: "confirm", kind: "agent", templates: ["Could you try now: does it work?", "Please test it once more: is the problem solved?"] });
   acts.push({ name: "transfer", kind: "agent", templates: ["I am transferring you to a specialist who can help with this.", "This needs a colleague in the store team; I'm transferring you now."] });
   for (const [name, templates] of USER_REPLIES) acts.push({ name, kind: "user", templates: [...templates] });
