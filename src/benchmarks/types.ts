@@ -79,13 +79,15 @@ export interface Benchmark {
   userClass(d: Dialogue): number;
   /** Mask class of the agent's next act. */
   agentClass(d: Dialogue): number;
+  // turn, userClass and agentClass read only the card and the acts (never `hidden`): what a model
+  // sees decides whose turn it is and which acts are allowed.
   /** Whose turn it is, or "done". */
   turn(d: Dialogue): Turn;
   /** The world's own move when `turn` is "env" (e.g. what an account look-up returns); it reads `d.hidden`. */
   envAct?(d: Dialogue, rng: Rng): number;
   reward(d: Dialogue): number; // in [0, 1]
   success(d: Dialogue): boolean;
-  /** The exact Bayes predictive of the human population for the user's next act. */
+  /** The exact Bayes predictive of the human population for the user's next act, given what a simulator sees (card and acts; `hidden` is marginalised, not read). */
   bayesPredictive(d: Dialogue): Float64Array;
   /** A behavioural mode id of a finished dialogue (for mode coverage), e.g. its user-act pattern. */
   mode(d: Dialogue): string;
@@ -207,6 +209,8 @@ export interface BenchmarkModule<World = unknown, Corpus extends { dialogues: nu
   calibration(bench: Benchmark, corpus: Corpus, rng: Rng): Calibration;
   /** Reference agents' success with humans, exact where the world allows. */
   referenceLines(bench: Benchmark): ReferenceLine[];
+  /** Trials per task for pass^k (τ-bench): the final evaluation with humans also plays each of its tasks this many times with the same person; absent: not reported. */
+  readonly passK?: number;
   /** States where the Simulators page and the diagnostics compare reply distributions. */
   probeStates: ProbeState[];
   /** An adaptive agent for the diagnostics' probe: it plays humans and the reference simulator. */

@@ -47,6 +47,25 @@ function frozen(ctx: ConditionContext, name: string, ck: Checkpoint, gamma: numb
   return new NeuralSimulator(name, ctx.bench, model, gamma, true);
 }
 
+/**
+ * The co-trained simulator's reward per row from the agent's rewards (rows g·G … g·G+G−1 are one
+ * start state's group). Curriculum: exp(−(Var − 0.25)² / 0.02) of the group's reward variance,
+ * the same for every row of the group; acts are masked to the allowed class, so no row is invalid
+ * and SCOPE's invalid-act penalty never applies here.
+ */
+export function simulatorRewards(kind: ExperimentConfig["cotrain"]["reward"], rewards: Float64Array, G: number): Float64Array {
+  if (kind === "adversarial") return rewards.map((r) => 1 - r);
+  if (kind === "cooperative") return Float64Array.from(rewards);
+  const out = new Float64Array(rewards.length);
+  for (let g = 0; g < rewards.length; g += G) {
+    const xs = rewards.subarray(g, g + G);
+    const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const v = xs.reduce((a, b) => a + (b - m) ** 2, 0) / xs.length;
+    out.fill(Math.exp(-((v - 0.25) ** 2) / 0.02), g, g + xs.length);
+  }
+  return out;
+}
+
 /** The co-trained simulator (and its FIFO snapshot pool for `population`). */
 class CoTraining implements TrainingOpponents {
   readonly #ctx: ConditionContext;
@@ -103,17 +122,27 @@ class CoTraining implements TrainingOpponents {
     const n = played.dialogues.length;
     let out = {};
     if (mine.some(Boolean)) {
-      const simRewards = Float64Array.from(rewards, (r) => (config.cotrain.reward === "adversarial" ? 1 - r : r));
-      // group-relative advantages among the rows this simulator played in each group
+      const simRewards = simulatorRewards(config.cotrain.reward, rewards, G);
       const adv = new Float32Array(n);
-      for (let g = 0; g < n; g += G) {
-        const rows = Array.from({ length: G }, (_, i) => g + i).filter((b) => mine[b]);
-        if (rows.length < 2) continue;
+      if (config.cotrain.reward === "curriculum") {
+        // a group's rows share its reward, so advantages compare groups: centred and scaled over the rows it played
+        const rows = Array.from({ length: n }, (_, b) => b).filter((b) => mine[b]);
         const a = groupAdvantages(
           rows.map((b) => simRewards[b]),
           rows.length,
         );
         rows.forEach((b, j) => (adv[b] = a[j]));
+      } else {
+        // group-relative advantages among the rows this simulator played in each group
+        for (let g = 0; g < n; g += G) {
+          const rows = Array.from({ length: G }, (_, i) => g + i).filter((b) => mine[b]);
+          if (rows.length < 2) continue;
+          const a = groupAdvantages(
+            rows.map((b) => simRewards[b]),
+            rows.length,
+          );
+          rows.forEach((b, j) => (adv[b] = a[j]));
+        }
       }
       const batch = encode(this.#ctx.bench, played.dialogues, "simulator");
       batch.mask = batch.mask.map((m, i) => (mine[Math.floor(i / this.#ctx.bench.context)] ? m : 0));

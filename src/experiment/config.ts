@@ -100,7 +100,10 @@ const COMMON = {
     fidelity: num(0, 1), // φ: 1 = the verbalized distribution is π_ref, 0 = the collapsed π_ref^γ
   }),
   cotrain: z.strictObject({
-    reward: z.enum(["adversarial", "cooperative"]), // adversarial: 1 − donation/2 (SCOPE persuasion)
+    // adversarial: 1 − the agent's reward (SCOPE persuasion); cooperative: the agent's reward;
+    // curriculum (SCOPE): exp(−(Var − 0.25)² / 0.02) of the variance of the agent's rewards over its
+    // group of rollouts of one start state — the simulator is rewarded for tasks the agent solves half the time
+    reward: z.enum(["adversarial", "cooperative", "curriculum"]),
     lr: num(0, 1),
     klCoef: num(0), // KL to the reference simulator: the realism anchor
     // reverse: the k3 estimate of KL(simulator ‖ reference) on the replies it sampled (GRPO's usual

@@ -15,9 +15,10 @@ import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
 import { createOpponents } from "./conditions";
 import { encode } from "../benchmarks/encode";
 import { openLmPanel } from "./lm-panel";
-import { benchmarkFor } from "../benchmarks/registry";
+import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import { modelOptions, type PretrainedSet } from "./pretrain";
 import { groupedPersonas, outcome, play } from "./rollout";
+import { passCurve } from "../metrics/pass-k";
 
 export interface CurvePoint {
   step: number;
@@ -46,6 +47,8 @@ export interface SeedMetrics {
    * can steer into states the corpus rarely shows and game the reference's errors there).
    */
   referenceKLOnPolicy?: number;
+  /** pass^1 … pass^k with humans over k trials of each task (benchmarks with BenchmarkModule.passK); absent otherwise. */
+  humanPassK?: number[];
   /** Wall time of this unit's RL steps and of its evaluation (curve points and the final one), ms; absent in older reports. */
   timing?: { rlMs: number; evalMs: number };
 }
@@ -87,6 +90,27 @@ export async function evaluate(bench: Benchmark, policy: Parameters<typeof play>
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** pass^1 … pass^k: `tasks` people (each with their task) drawn once, each played k times. */
+async function passKWithHumans(
+  bench: Benchmark,
+  policy: Parameters<typeof play>[1],
+  humans: UserSimulator,
+  tasks: number,
+  k: number,
+  rng: Rng,
+  temperature: number,
+  capacity: number,
+): Promise<number[]> {
+  const personas = humans.personas(tasks, rng).flatMap((p) => Array.from({ length: k }, () => ({ ...p, card: [...p.card], ...(p.hidden ? { hidden: [...p.hidden] } : {}) })));
+  const wins = new Int32Array(tasks);
+  for (let start = 0; start < personas.length; start += capacity) {
+    const chunk = personas.slice(start, start + capacity);
+    const p = await play(bench, policy, humans, chunk, rng, temperature);
+    p.dialogues.forEach((d, j) => (wins[Math.floor((start + j) / k)] += bench.success(d) ? 1 : 0));
+  }
+  return passCurve(Array.from(wins), k);
+}
 
 /** Mean KL(Bayes ‖ reference) over the user turns of the dialogues (the model is disposed after). */
 async function klOnStates(bench: Benchmark, referenceModel: EngineModel, dialogues: Dialogue[]): Promise<number> {
@@ -229,7 +253,9 @@ export async function runUnit(
       p.dialogues
         .slice(0, SAMPLES_PER_OPPONENT)
         .map((d, i) => ({ opponent, card: d.card, type: p.personas[i].type, acts: d.acts, ...(d.hidden ? { hidden: d.hidden } : {}), reward: bench.reward(d), success: bench.success(d) }));
-    const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent"));
+    const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => bench.turn({ card: d.card, acts: d.acts.slice(0, i), hidden: d.hidden }) === "agent"));
+    const trials = benchmarkModule(config.benchmark).passK;
+    const humanPassK = trials ? await passKWithHumans(bench, policy, humans, Math.max(1, Math.floor(config.eval.episodes / trials)), trials, finalRng.fork(11), T, cap) : undefined;
     const histogram: Record<string, number> = {};
     const allActs = agentSeqs.flat();
     for (const a of allActs) histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;
@@ -247,6 +273,7 @@ export async function runUnit(
       curve,
       samples: [...sample("humans", human.played), ...sample("train", trainPlay.played)],
       referenceKLOnPolicy,
+      ...(humanPassK ? { humanPassK } : {}),
       timing,
     };
   } finally {
