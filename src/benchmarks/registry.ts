@@ -2,8 +2,9 @@
 // (experiment, simulators, metrics, lm, app, cli) reach a benchmark through `benchmarkModule`.
 import type { Benchmark, BenchmarkModule } from "./types";
 import { persuasion } from "./persuasion";
+import { service } from "./service";
 
-export const BENCHMARKS = { persuasion } as const;
+export const BENCHMARKS = { persuasion, service } as const;
 
 export type BenchmarkId = keyof typeof BENCHMARKS;
 export const BENCHMARK_IDS = Object.keys(BENCHMARKS) as BenchmarkId[];

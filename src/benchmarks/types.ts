@@ -7,7 +7,7 @@ import type { z } from "zod";
 import type { Rng } from "../engine/random";
 import type { LmPrompt } from "../lm/types";
 
-export type ActKind = "special" | "card" | "agent" | "user" | "outcome";
+export type ActKind = "special" | "card" | "agent" | "user" | "outcome" | "env"; // env: the world's own moves (a screen, a look-up result)
 
 export interface ActDef {
   name: string;
@@ -60,7 +60,11 @@ export interface HumanPopulation {
   sampleHidden?(rng: Rng): number[];
   /** Probability of each card (keyed by card.join(",")), for exact expectations. */
   cardDistribution(): { card: number[]; p: number }[];
-  /** p(next user act | latent type, dialogue) over the whole vocabulary (0 outside the allowed class). */
+  /**
+   * p(next user act | latent type, dialogue) over the whole vocabulary (0 outside the allowed
+   * class); it reads `dialogue.hidden` where the benchmark has hidden state, and without it (a probe
+   * state) marginalises the hidden state given the acts.
+   */
   replyProbs(type: number, dialogue: Dialogue): Float64Array;
   /** Posterior over latent types given the card and the dialogue so far. */
   posterior(dialogue: Dialogue): Float64Array;
@@ -197,6 +201,11 @@ export interface BenchmarkModule<World = unknown, Corpus extends { dialogues: nu
   readonly corpusSchema: z.ZodType<Corpus>;
   readonly defaultWorld: World;
   readonly defaultCorpus: Corpus;
+  /**
+   * Its defaults for the sections every benchmark shares (model sizes, budgets, the held-out panel,
+   * …), merged over the common defaults; absent: the common defaults (Persuasion's) as they are.
+   */
+  readonly configDefaults?: Record<string, unknown>;
   /** Latent type names, in the population's order: a skewed prior (panel members) has one weight each. */
   readonly typeNames: string[];
   /** The world for a config, optionally with the human population's type mixture replaced (normalised here). */

@@ -134,7 +134,7 @@ function variant<Id extends BenchmarkId, W, C extends { dialogues: number }>(id:
   return z.strictObject({ version, benchmark: z.literal(id), seeds, seedBase, conditions, world: m.worldSchema, corpus: m.corpusSchema, ...rest });
 }
 
-export const ExperimentConfigSchema = z.discriminatedUnion("benchmark", [variant("persuasion", BENCHMARKS.persuasion)]);
+export const ExperimentConfigSchema = z.discriminatedUnion("benchmark", [variant("persuasion", BENCHMARKS.persuasion), variant("service", BENCHMARKS.service)]);
 
 export type ExperimentConfig = z.infer<typeof ExperimentConfigSchema>;
 export type PanelMemberConfig = z.infer<typeof PanelMember>;
@@ -183,6 +183,16 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   ],
   eval: { episodes: 512, curveEpisodes: 128, diagnosticSamples: 1024, diagnosticSeeds: 1 },
 };
+
+/**
+ * The default config of a benchmark: the common defaults with its own `world` and `corpus`
+ * sections and its overrides of the common sections (BenchmarkModule.configDefaults).
+ */
+export function defaultConfig(benchmark: BenchmarkId): ExperimentConfig {
+  if (benchmark === "persuasion") return structuredClone(DEFAULT_CONFIG);
+  const m = benchmarkModule(benchmark);
+  return validateConfig(merge({ ...DEFAULT_CONFIG, benchmark, world: m.defaultWorld, corpus: m.defaultCorpus }, m.configDefaults ?? {}));
+}
 
 export class ConfigError extends Error {
   constructor(message: string) {

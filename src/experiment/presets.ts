@@ -1,8 +1,10 @@
-// Presets: small overrides of DEFAULT_CONFIG, each with a one-line purpose.
-import { DEFAULT_CONFIG, merge, validateConfig, type ExperimentConfig } from "./config";
+// Presets: small overrides of a benchmark's default config, each with a one-line purpose.
+import type { BenchmarkId } from "../benchmarks/registry";
+import { defaultConfig, merge, validateConfig, type ExperimentConfig } from "./config";
 
 export interface Preset {
   id: string;
+  benchmark: BenchmarkId;
   title: string;
   description: string;
   overrides: unknown;
@@ -33,20 +35,38 @@ const SMALL = {
 export const PRESETS: Preset[] = [
   {
     id: "persuasion-paper",
+    benchmark: "persuasion",
     title: "Persuasion — the paper's figure",
     description: "all six conditions, 5 seeds, full budgets (about 19 minutes on two cores)",
     overrides: { seeds: 5 },
   },
   {
     id: "persuasion-quick",
+    benchmark: "persuasion",
     title: "Persuasion — quick",
     description: "base, single, vs and population (ensemble and cotrain left out), 3 seeds, the paper's models, 300 RL steps of 64 rollouts; about 3 minutes on two cores",
     overrides: QUICK,
   },
   {
     id: "persuasion-smoke",
+    benchmark: "persuasion",
     title: "Persuasion — smoke test",
     description: "every condition for a few steps on tiny budgets; checks the plumbing, not the science",
+    overrides: merge(SMALL, {
+      seeds: 1,
+      corpus: { dialogues: 256 },
+      simulator: { pretrain: { steps: 10 } },
+      policy: { pretrain: { steps: 10 } },
+      rl: { steps: 4, evalEvery: 2 },
+      population: { snapshotEvery: 2 },
+      eval: { episodes: 32, curveEpisodes: 16, diagnosticSamples: 64 },
+    }),
+  },
+  {
+    id: "service-smoke",
+    benchmark: "service",
+    title: "Service — smoke test",
+    description: "every condition for a few steps on tiny budgets; checks the plumbing of the customer-service world, not the science",
     overrides: merge(SMALL, {
       seeds: 1,
       corpus: { dialogues: 256 },
@@ -62,5 +82,5 @@ export const PRESETS: Preset[] = [
 export function presetConfig(id: string): ExperimentConfig {
   const p = PRESETS.find((x) => x.id === id);
   if (!p) throw new Error(`unknown preset "${id}"; presets: ${PRESETS.map((x) => x.id).join(", ")}`);
-  return validateConfig(merge(DEFAULT_CONFIG, p.overrides));
+  return validateConfig(merge(defaultConfig(p.benchmark), p.overrides));
 }

@@ -73,11 +73,11 @@ export function notes(d: Dialogue, maxExchanges: number): Notes {
     const a = acts[i];
     const prev = acts[i - 1];
     const c = checkOf(prev);
-    if (c >= 0 && ACTS[a].kind === "outcome") {
+    if (c >= 0 && ACTS[a].kind === "env") {
       screen[c] = a === SEE_OK[c] ? 0 : a === SEE_SIM_LOCKED ? 2 : 1;
       fixedSince[c] = false;
     }
-    if (prev === QUERY && ACTS[a].kind === "outcome") {
+    if (prev === QUERY && ACTS[a].kind === "env") {
       account = ACCOUNT_SCREEN.indexOf(a);
       accountDone = 0;
     }

@@ -139,6 +139,17 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
   defaultWorld: DEFAULT_WORLD,
   defaultCorpus: DEFAULT_CORPUS,
   typeNames: DEFAULT_PARAMS.types.map((t) => t.name),
+  // the held-out panel: other families (type mixtures, corpus sizes, seeds) and sharpness, as for Persuasion
+  configDefaults: {
+    panel: [
+      { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
+      { name: "family-b", gamma: 8, prior: [0.35, 0.25, 0.2, 0.2], corpusScale: 1, seedOffset: 102 },
+      { name: "family-c", gamma: 6, prior: [0.4, 0.15, 0.3, 0.15], corpusScale: 0.5, seedOffset: 103 },
+      { name: "family-d", gamma: 3, prior: [0.4, 0.2, 0.15, 0.25], corpusScale: 0.5, seedOffset: 104 },
+      { name: "family-e", gamma: 15, corpusScale: 0.25, seedOffset: 105 },
+    ],
+  },
+  passK: 4,
   create: (world, prior) => createService(serviceParams(world, prior)),
   parameters: (bench) => asService(bench).params,
   corpusDialogue(b, _corpus, rng) {

@@ -312,7 +312,9 @@ export class ServicePopulation implements HumanPopulation {
   replyProbs(type: number, d: Dialogue): Float64Array {
     const last = d.acts[d.acts.length - 1];
     if (last !== CONFIRM) return this.replyRow(type, d, 0);
-    if (!d.hidden) throw new Error("a customer's confirm reads the phone: the dialogue needs its hidden state");
+    // a confirm reads the phone; without the hidden state (a probe state, a simulator's view) the
+    // phone is marginalised over the task posterior, which does not depend on the type
+    if (!d.hidden) return this.replyRow(type, d, this.taskPosterior(d).pFixed);
     return this.replyRow(type, d, allResolved(d.hidden, d.acts) ? 1 : 0);
   }
 
@@ -378,7 +380,7 @@ export function taskPosterior(faultPrior: number[][][], d: Dialogue): TaskPoster
   for (let i = 1; i < d.acts.length; i++) {
     const a = d.acts[i];
     if (a === R["not-ok"]) lastNotOk = i;
-    if (ACTS[a].kind !== "outcome") continue;
+    if (ACTS[a].kind !== "env") continue;
     const f = observedFactor(d.acts[i - 1]);
     if (f < 0) continue;
     for (let v = 0; v < w[f].length; v++) if (screenOf(f, v, done, i) !== a) w[f][v] = 0;

@@ -197,15 +197,15 @@ function buildActs(): ActDef[] {
   acts.push({ name: "confirm", kind: "agent", templates: ["Could you try now: does it work?", "Please test it once more: is the problem solved?"] });
   acts.push({ name: "transfer", kind: "agent", templates: ["I am transferring you to a specialist who can help with this.", "This needs a colleague in the store team; I'm transferring you now."] });
   for (const [name, templates] of USER_REPLIES) acts.push({ name, kind: "user", templates: [...templates] });
-  // the world's own moves (ActKind has no "env": they are marked "outcome", what the world returns)
-  for (const intent of INTENTS) acts.push({ name: `ticket:${intent}`, kind: "outcome", templates: TICKETS[intent] });
+  // the world's own moves
+  for (const intent of INTENTS) acts.push({ name: `ticket:${intent}`, kind: "env", templates: TICKETS[intent] });
   for (const [name, , ok, bad] of COMPONENTS) {
-    acts.push({ name: `see:${name}-ok`, kind: "outcome", templates: [`(screen) ${ok}`] });
-    acts.push({ name: `see:${name}-bad`, kind: "outcome", templates: [`(screen) ${bad}`] });
+    acts.push({ name: `see:${name}-ok`, kind: "env", templates: [`(screen) ${ok}`] });
+    acts.push({ name: `see:${name}-bad`, kind: "env", templates: [`(screen) ${bad}`] });
   }
-  acts.push({ name: "see:sim-locked", kind: "outcome", templates: ["(screen) SIM: PIN locked (PUK required)."] });
-  FACTORS[ACCOUNT].values.forEach((v, i) => acts.push({ name: `account:${v}`, kind: "outcome", templates: [`(account) ${ACCOUNT_SCREENS[i]}`] }));
-  acts.push({ name: "done", kind: "outcome", templates: ["(account) Done.", "(account) Change applied."] });
+  acts.push({ name: "see:sim-locked", kind: "env", templates: ["(screen) SIM: PIN locked (PUK required)."] });
+  FACTORS[ACCOUNT].values.forEach((v, i) => acts.push({ name: `account:${v}`, kind: "env", templates: [`(account) ${ACCOUNT_SCREENS[i]}`] }));
+  acts.push({ name: "done", kind: "env", templates: ["(account) Done.", "(account) Change applied."] });
   for (const [slot, values] of CARD_SLOTS) for (const v of values) acts.push({ name: `card:${v}`, kind: "card", templates: [`${slot}: ${v}`] });
   return acts;
 }
@@ -236,7 +236,7 @@ export const CARD_LEN = CARD_SLOTS.length;
 
 export const AGENT_ACTS = ACTS.flatMap((a, i) => (a.kind === "agent" ? [i] : []));
 export const USER_ACTS = ACTS.flatMap((a, i) => (a.kind === "user" ? [i] : []));
-export const ENV_ACTS = ACTS.flatMap((a, i) => (a.kind === "outcome" ? [i] : []));
+export const ENV_ACTS = ACTS.flatMap((a, i) => (a.kind === "env" ? [i] : []));
 const stepOfAct = new Int32Array(VOCAB).fill(-1);
 DO.forEach((a, k) => (stepOfAct[a] = k));
 const checkOfAct = new Int32Array(VOCAB).fill(-1);
