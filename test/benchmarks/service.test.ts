@@ -200,7 +200,17 @@ describe("the human population", () => {
       expect(before[actId("confirm-ok")]).toBe(0);
       expect(after[actId("not-ok")]).toBe(0);
     }
-    expect(() => pop.replyProbs(0, { card: CARD, acts: acts("ticket:mobile-data", "confirm") })).toThrow(/hidden state/);
+    // without the hidden state (a probe state) the phone is marginalised: P(confirm-ok) = P(fixed | acts) × the type's own confirm
+    const seen = { card: CARD, acts: acts("ticket:mobile-data", "fix:toggle-data", "did-fix", "confirm") };
+    const pFixed = pop.taskPosterior(seen).pFixed;
+    expect(pFixed).toBeGreaterThan(0);
+    expect(pFixed).toBeLessThan(1);
+    for (let z = 0; z < pop.types.length; z++) {
+      const marginal = pop.replyProbs(z, seen);
+      const fixed = pop.replyRow(z, seen, 1);
+      const broken = pop.replyRow(z, seen, 0);
+      for (let v = 0; v < marginal.length; v++) expect(marginal[v]).toBeCloseTo(pFixed * fixed[v] + (1 - pFixed) * broken[v], 12);
+    }
   });
 });
 
