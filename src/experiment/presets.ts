@@ -22,6 +22,20 @@ const QUICK = {
   eval: { episodes: 256, curveEpisodes: 64, diagnosticSamples: 256, diagnosticSeeds: 1 },
 };
 
+/**
+ * Service at the paper's model sizes with smaller budgets: the customer-service world's dialogues
+ * are three times longer than Persuasion's (context 45), so every step costs several times more.
+ */
+const SERVICE_QUICK = {
+  seeds: 2,
+  corpus: { dialogues: 4096 },
+  simulator: { pretrain: { steps: 400, batch: 64 } },
+  policy: { pretrain: { steps: 100, batch: 64 } },
+  rl: { steps: 150, prompts: 8, groupSize: 8, evalEvery: 25 },
+  population: { snapshotEvery: 4 },
+  eval: { episodes: 128, curveEpisodes: 32, diagnosticSamples: 128, diagnosticSeeds: 1 },
+};
+
 /** Small models and budgets: the plumbing of every condition in seconds (the tests' preset). */
 const SMALL = {
   seeds: 3,
@@ -61,6 +75,20 @@ export const PRESETS: Preset[] = [
       population: { snapshotEvery: 2 },
       eval: { episodes: 32, curveEpisodes: 16, diagnosticSamples: 64 },
     }),
+  },
+  {
+    id: "service-paper",
+    benchmark: "service",
+    title: "Service — the paper's comparison",
+    description: "all six conditions on the customer-service world, 5 seeds, full budgets (hours on two cores; meant for WebGPU or the remote tier)",
+    overrides: { seeds: 5 },
+  },
+  {
+    id: "service-quick",
+    benchmark: "service",
+    title: "Service — quick",
+    description: "all six conditions on the customer-service world, 2 seeds, the paper's models with 400 pretraining and 150 RL steps of 64 rollouts",
+    overrides: SERVICE_QUICK,
   },
   {
     id: "service-smoke",
