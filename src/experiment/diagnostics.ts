@@ -89,12 +89,16 @@ export async function adaptiveProbe(bench: Benchmark, persuader: (d: Dialogue) =
   const kl = { talk: 0, talkN: 0, decision: 0, decisionN: 0 };
   const playAll = async (opponent: "humans" | "sim") => {
     const personas = humans.personas(n, rng);
-    const dialogues: Dialogue[] = personas.map((p) => ({ card: p.card, acts: [] }));
+    const dialogues: Dialogue[] = personas.map((p) => (p.hidden ? { card: p.card, acts: [], hidden: p.hidden } : { card: p.card, acts: [] }));
     for (;;) {
       const live = dialogues.flatMap((d, b) => (bench.turn(d) === "done" ? [] : [b]));
       if (live.length === 0) break;
       const users = live.filter((b) => bench.turn(dialogues[b]) === "user");
-      for (const b of live) if (bench.turn(dialogues[b]) === "agent") dialogues[b].acts.push(persuader(dialogues[b]));
+      for (const b of live) {
+        const t = bench.turn(dialogues[b]);
+        if (t === "agent") dialogues[b].acts.push(persuader(dialogues[b]));
+        else if (t === "env") dialogues[b].acts.push(bench.envAct!(dialogues[b], rng));
+      }
       if (users.length === 0) continue;
       const states = users.map((b) => dialogues[b]);
       const q = await sim.distribution(
