@@ -5,6 +5,7 @@ import { defaultConfig, merge, validateConfig, type ExperimentConfig } from "./c
 export interface Preset {
   id: string;
   benchmark: BenchmarkId;
+  scale: "paper" | "quick" | "smoke"; // the paper's comparison, the same at a budget that runs live, or plumbing only
   title: string;
   description: string;
   overrides: unknown;
@@ -50,6 +51,7 @@ export const PRESETS: Preset[] = [
   {
     id: "persuasion-paper",
     benchmark: "persuasion",
+    scale: "paper",
     title: "Persuasion — the paper's figure",
     description: "all six conditions, 5 seeds, full budgets (about 19 minutes on two cores)",
     overrides: { seeds: 5 },
@@ -57,6 +59,7 @@ export const PRESETS: Preset[] = [
   {
     id: "persuasion-quick",
     benchmark: "persuasion",
+    scale: "quick",
     title: "Persuasion — quick",
     description: "base, single, vs and population (ensemble and cotrain left out), 3 seeds, the paper's models, 300 RL steps of 64 rollouts; about 3 minutes on two cores",
     overrides: QUICK,
@@ -64,6 +67,7 @@ export const PRESETS: Preset[] = [
   {
     id: "persuasion-smoke",
     benchmark: "persuasion",
+    scale: "smoke",
     title: "Persuasion — smoke test",
     description: "every condition for a few steps on tiny budgets; checks the plumbing, not the science",
     overrides: merge(SMALL, {
@@ -79,6 +83,7 @@ export const PRESETS: Preset[] = [
   {
     id: "service-paper",
     benchmark: "service",
+    scale: "paper",
     title: "Service — the paper's comparison",
     description: "all six conditions on the customer-service world, 5 seeds, full budgets (hours on two cores; meant for WebGPU or the remote tier)",
     overrides: { seeds: 5 },
@@ -86,6 +91,7 @@ export const PRESETS: Preset[] = [
   {
     id: "service-quick",
     benchmark: "service",
+    scale: "quick",
     title: "Service — quick",
     description: "all six conditions on the customer-service world, 2 seeds, the paper's models with 400 pretraining and 150 RL steps of 64 rollouts",
     overrides: SERVICE_QUICK,
@@ -93,6 +99,7 @@ export const PRESETS: Preset[] = [
   {
     id: "service-smoke",
     benchmark: "service",
+    scale: "smoke",
     title: "Service — smoke test",
     description: "every condition for a few steps on tiny budgets; checks the plumbing of the customer-service world, not the science",
     overrides: merge(SMALL, {
@@ -106,6 +113,13 @@ export const PRESETS: Preset[] = [
     }),
   },
 ];
+
+/** The preset of a benchmark at a scale (each benchmark has one of each), e.g. the quick version of the shown preset's benchmark. */
+export function presetAt(benchmark: BenchmarkId, scale: Preset["scale"]): Preset {
+  const p = PRESETS.find((x) => x.benchmark === benchmark && x.scale === scale);
+  if (!p) throw new Error(`no ${scale} preset for the ${benchmark} benchmark`);
+  return p;
+}
 
 export function presetConfig(id: string): ExperimentConfig {
   const p = PRESETS.find((x) => x.id === id);

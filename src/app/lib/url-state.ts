@@ -6,9 +6,8 @@ import { applySet, ConfigError, validateConfig, type ExperimentConfig } from "..
 import { PRESETS, presetConfig } from "../../experiment/presets";
 
 export const URL_VERSION = 1;
-/** The app opens on the paper's figure, where the effect shows; `QUICK_PRESET` runs it live in minutes. */
+/** The app opens on the paper's figure, where the effect shows; its benchmark's quick preset runs it live in minutes. */
 export const DEFAULT_PRESET = "persuasion-paper";
-export const QUICK_PRESET = "persuasion-quick";
 export const BACKEND_CHOICES = ["auto", "webgpu", "wasm"] as const;
 export type BackendChoice = (typeof BACKEND_CHOICES)[number];
 export const PAGES = ["experiment", "simulators", "dialogues", "runs", "lm"] as const;
