@@ -233,8 +233,14 @@ async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator 
     if (total >= 5) aware.push({ refLogp, sim: counts });
   });
   const fit = attemptEstimate("γ MLE", unavailable, () => gammaMLE(mle));
+  // every sampled reply the reference's most likely one: the likelihood rises without bound
+  const unbounded = fit !== null && !Number.isFinite(fit.gamma);
+  if (unbounded)
+    unavailable.push(
+      `γ MLE: every sampled reply is the reference's most likely one at its state, so the likelihood grows without bound (γ̂ = ∞); more diagnostic dialogues (eval.diagnosticSamples, ${s.dialogues.length} here) would bound it`,
+    );
   return {
-    gammaMLE: fit && { gamma: fit.gamma, se: fit.se },
+    gammaMLE: fit && !unbounded ? { gamma: fit.gamma, se: fit.se } : null,
     scope: attemptEstimate("SCOPE's estimators", unavailable, () => scopeEstimates(bench, states)),
     referenceAware:
       aware.length > 0

@@ -2,8 +2,8 @@
 // types are ConfigErrors that name their path; `--set path=value` parses JSON (else a string),
 // needs existing sections and leaves its input alone; unknown presets list the known ones.
 import { describe, expect, it } from "vitest";
-import { applySet, CONDITIONS, ConfigError, DEFAULT_CONFIG, merge, seedsOf, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
-import { PRESETS, presetConfig } from "../../src/experiment/presets";
+import { applySet, CONDITIONS, ConfigError, DEFAULT_CONFIG, defaultConfig, merge, seedsOf, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
+import { PRESETS, presetAt, presetConfig } from "../../src/experiment/presets";
 
 /** The default with one leaf replaced, as a raw (unvalidated) object. */
 function withLeaf(path: string, value: unknown): unknown {
@@ -38,7 +38,8 @@ describe("validation", () => {
     for (const p of PRESETS) {
       const c = presetConfig(p.id);
       expect(validateConfig(structuredClone(c))).toEqual(c);
-      expect(c).toEqual(validateConfig(merge(DEFAULT_CONFIG, p.overrides)));
+      expect(c).toEqual(validateConfig(merge(defaultConfig(p.benchmark), p.overrides)));
+      expect(c.benchmark).toBe(p.benchmark);
       expect(p.title.length, p.id).toBeGreaterThan(0);
       expect(p.description.length, p.id).toBeGreaterThan(0);
       // an override only touches keys the default has
@@ -49,10 +50,24 @@ describe("validation", () => {
           known((base as Record<string, unknown>)[k], v, `${at}${k}.`);
         }
       };
-      known(DEFAULT_CONFIG, p.overrides, "");
+      known(defaultConfig(p.benchmark), p.overrides, "");
     }
     expect(DEFAULT_CONFIG).toEqual(defaultBefore); // merging never mutates the default
     expect(presetConfig("persuasion-smoke").seeds).toBe(1);
+    // each benchmark has one preset at each scale
+    for (const b of ["persuasion", "service"] as const) for (const scale of ["paper", "quick", "smoke"] as const) expect(presetAt(b, scale).benchmark).toBe(b);
+  });
+
+  it("a benchmark's default is the common one with its own world, corpus and panel", () => {
+    const s = defaultConfig("service");
+    expect(s.benchmark).toBe("service");
+    expect(s.rl).toEqual(DEFAULT_CONFIG.rl);
+    expect(Object.keys(s.world)).not.toEqual(Object.keys(DEFAULT_CONFIG.world));
+    expect(s.panel.map((m) => m.name)).toEqual(DEFAULT_CONFIG.panel.map((m) => m.name));
+    expect(defaultConfig("persuasion")).toEqual(DEFAULT_CONFIG);
+    // a world section of one benchmark is refused by the other, naming the key
+    expect(() => validateConfig({ ...s, world: DEFAULT_CONFIG.world })).toThrow(/world\.\w+/);
+    expect(() => validateConfig({ ...DEFAULT_CONFIG, benchmark: "chess" })).toThrow(/benchmark: unknown benchmark "chess"; benchmarks: persuasion, service/);
   });
 
   it("unknown keys are errors that name their path", () => {

@@ -54,7 +54,9 @@ describe("recorded reports", () => {
   // The recordings are real runs at the presets' own scale (the paper's: 1,500-step models, 1,024
   // diagnostic dialogues per simulator): their γ̂ must agree with the γ each network simulator was
   // built with, as in pipeline-truth.test.ts. VS is left out: its finite-k law is not exactly π_ref^γ.
-  it.each(files)("%s: every network simulator's γ̂ is within 4 standard errors of its true γ", (file) => {
+  // The smoke presets sample too few diagnostic dialogues to bound a large γ (every reply the
+  // reference's mode: γ̂ = ∞, reported as unavailable with that reason), so they are left out.
+  it.each(files.filter((f) => !PLUMBING_ONLY.has(f.replace(/\.json$/, ""))))("%s: every network simulator's γ̂ is within 4 standard errors of its true γ", (file) => {
     const report = parseReport(readFileSync(join(DIR, file), "utf8"));
     expect(report.simulators.length).toBeGreaterThan(0);
     for (const d of report.simulators) {
