@@ -93,7 +93,8 @@ export const PRESETS: Preset[] = [
     benchmark: "service",
     scale: "quick",
     title: "Service — quick",
-    description: "all six conditions on the customer-service world, 2 seeds, the paper's models with 400 pretraining and 150 RL steps of 64 rollouts",
+    description:
+      "all six conditions on the customer-service world, 2 seeds, the paper's models (pretrained, from the store) and 150 RL steps of 64 rollouts; slow on CPU: an RL step of this world costs about ten times Persuasion's",
     overrides: SERVICE_QUICK,
   },
   {

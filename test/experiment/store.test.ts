@@ -71,7 +71,8 @@ describe("store keys", () => {
     // panel jobs take their seed from seedBase
     expect(jobKey(QUICK, panelJobs({ ...QUICK, seedBase: 5 })[1], "wasm")).not.toBe(jobKey(QUICK, panelJobs(QUICK)[1], "wasm"));
     // every job of a run has its own key (kinds, members, seeds)
-    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper"]) {
+    // service-paper's models are left to live pretraining: hours of wasm for five seeds of the longer world
+    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick"]) {
       const c = presetConfig(preset);
       const jobs = [...panelJobs(c), ...seedsOf(c).flatMap((s) => pretrainJobs(c, s))];
       expect(new Set(jobs.map((j) => jobKey(c, j, "wasm"))).size, preset).toBe(jobs.length);
@@ -147,7 +148,8 @@ describe("the shipped store (public/pretrained/)", () => {
 
   it("holds every job of every preset's own seeds", () => {
     const index = JSON.parse(readFileSync(join(STORE_DIR, "index.json"), "utf8")) as StoreIndex;
-    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper"]) {
+    // service-paper's models are left to live pretraining: hours of wasm for five seeds of the longer world
+    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick"]) {
       const missing = presetRequests(preset).filter((r) => !index.models[jobKey(r.config, r.job, "wasm")]);
       expect(
         missing.map((r) => `${r.job.kind} ${r.job.seed}`),
