@@ -9,7 +9,7 @@ import { availableParallelism } from "node:os";
 import { writeFileSync } from "node:fs";
 import { applySet, ConfigError, validateConfig } from "../experiment/config";
 import { PRESETS, presetConfig } from "../experiment/presets";
-import { benchmarkFor } from "../benchmarks/registry";
+import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import { modelConfig, modelOptions } from "../experiment/pretrain";
 import { microBenchmark } from "../engine/micro-benchmark";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
@@ -224,11 +224,13 @@ export function formatReport(r: RunReport): string {
   if (onPolicy.length) lines.push("", `KL(Bayes ‖ reference) on the states each policy reaches with humans (nats, mean over seeds): ${onPolicy.join(", ")}`);
   const d = r.simulators[0];
   if (d) {
-    lines.push("", `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats over human–behaviour-persuader states; human modes ${d.humanModes}`);
+    lines.push("", `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats over the states of the base policy's dialogues with humans; human modes ${d.humanModes}`);
     const a = d.adaptiveProbe;
     if (a) {
+      const agent = benchmarkModule(r.config.benchmark).roles.agent.toLowerCase();
+      const decides = benchmarkFor(r.config).acts.some((x) => x.kind === "outcome"); // a user act that ends the dialogue with its outcome (a donation)
       lines.push(
-        `reference where an adaptive persuader goes (${a.persuader}): KL(Bayes ‖ reference) ${a.klTalk.toFixed(3)} nats on talk turns, ${a.klDecision.toFixed(3)} on the donation decision; ` +
+        `reference where an adaptive ${agent} goes (${a.persuader}): KL(Bayes ‖ reference) ${a.klTalk.toFixed(3)} nats on talk turns${decides ? `, ${a.klDecision.toFixed(3)} on the decision` : ""}; ` +
           `it wins ${(100 * a.humanSuccess).toFixed(1)} % with humans, ${(100 * a.referenceSuccess).toFixed(1)} % against the reference (VS can only teach adapting as far as these agree)`,
       );
     }
