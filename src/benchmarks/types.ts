@@ -5,7 +5,7 @@
 // calibration targets. Models see only act tokens; text is for people reading dialogues.
 import type { z } from "zod";
 import type { Rng } from "../engine/random";
-import type { LmPrompt } from "../lm/types";
+import type { ChatMessage, LmPrompt } from "../lm/types";
 
 export type ActKind = "special" | "card" | "agent" | "user" | "outcome" | "env"; // env: the world's own moves (a screen, a look-up result)
 
@@ -154,6 +154,9 @@ export interface OutcomeComparison {
   l1: number | null; // Σ |p − p_human|, in [0, 2]; null when nothing parsed
 }
 
+/** How an act-label prompt is put to an LM: a base-model transcript (text) or the chat template. */
+export type LabelPromptStyle = "text" | "chat";
+
 /**
  * How a real LM plays the benchmark's user (the lm tier, DESIGN §4): prompts for a dialogue state
  * at the user's turn, the labels whose likelihoods make an LM a simulator over acts, and the
@@ -161,9 +164,9 @@ export interface OutcomeComparison {
  */
 export interface BenchmarkLm {
   /** The prompt whose continuations are the allowed user acts' labels (text: base-model transcript; chat: the Direct prompt). */
-  actLabelPrompt(d: Dialogue, style?: "text" | "chat"): { prompt: LmPrompt; acts: number[]; continuations: string[] };
-  directPrompt(d: Dialogue): { chat: { role: "system" | "user" | "assistant"; content: string }[] };
-  vsPrompt(d: Dialogue, opts?: { k?: number; probabilityBelow?: number }): { chat: { role: "system" | "user" | "assistant"; content: string }[] };
+  actLabelPrompt(d: Dialogue, style?: LabelPromptStyle): { prompt: LmPrompt; acts: number[]; continuations: string[] };
+  directPrompt(d: Dialogue): { chat: ChatMessage[] };
+  vsPrompt(d: Dialogue, opts?: { k?: number; probabilityBelow?: number }): { chat: ChatMessage[] };
   baseTextPrompt(d: Dialogue): { text: string };
   baseContinuation(reply: string): string;
   renderTranscript(d: Dialogue): string;

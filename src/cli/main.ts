@@ -228,9 +228,8 @@ export function formatReport(r: RunReport): string {
     const a = d.adaptiveProbe;
     if (a) {
       const agent = benchmarkModule(r.config.benchmark).roles.agent.toLowerCase();
-      const decides = benchmarkFor(r.config).acts.some((x) => x.kind === "outcome"); // a user act that ends the dialogue with its outcome (a donation)
       lines.push(
-        `reference where an adaptive ${agent} goes (${a.persuader}): KL(Bayes ‖ reference) ${a.klTalk.toFixed(3)} nats on talk turns${decides ? `, ${a.klDecision.toFixed(3)} on the decision` : ""}; ` +
+        `reference where an adaptive ${agent} goes (${a.persuader}): KL(Bayes ‖ reference) ${a.klTalk.toFixed(3)} nats on talk turns${a.klDecision !== null ? `, ${a.klDecision.toFixed(3)} on the decision` : ""}; ` +
           `it wins ${(100 * a.humanSuccess).toFixed(1)} % with humans, ${(100 * a.referenceSuccess).toFixed(1)} % against the reference (VS can only teach adapting as far as these agree)`,
       );
     }

@@ -145,8 +145,8 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   seeds: 3,
   seedBase: 0,
   conditions: [...CONDITIONS],
-  world: { cardInformativeness: 1, replySharpness: 2, repeatDecay: 0.3 },
-  corpus: { dialogues: 4096, persuaderStyle: 1 },
+  world: BENCHMARKS.persuasion.defaultWorld,
+  corpus: BENCHMARKS.persuasion.defaultCorpus,
   // Two layers and 1,500 steps: a one-layer simulator attends over a bag of tokens and cannot pair
   // a reply with the act it answers, so it cannot infer the latent type the way the Bayes predictive
   // does. Its donation decision was then badly wrong exactly where an adaptive policy goes (KL to the
@@ -189,7 +189,6 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
  * sections and its overrides of the common sections (BenchmarkModule.configDefaults).
  */
 export function defaultConfig(benchmark: BenchmarkId): ExperimentConfig {
-  if (benchmark === "persuasion") return structuredClone(DEFAULT_CONFIG);
   const m = benchmarkModule(benchmark);
   return validateConfig(merge({ ...DEFAULT_CONFIG, benchmark, world: m.defaultWorld, corpus: m.defaultCorpus }, m.configDefaults ?? {}));
 }

@@ -78,7 +78,7 @@ export interface AdaptiveProbe {
   humanSuccess: number;
   referenceSuccess: number;
   klTalk: number; // mean KL(Bayes predictive ‖ reference) over talk turns of the dialogues with humans
-  klDecision: number; // the same over the donation decisions
+  klDecision: number | null; // the same over the decision turns (a user act that ends the dialogue with its outcome, e.g. a donation); null where the probe met none
 }
 
 /** Plays `persuader` with humans and with `sim` (n dialogues each, in lockstep batches). */
@@ -128,7 +128,7 @@ export async function adaptiveProbe(bench: Benchmark, persuader: (d: Dialogue) =
   };
   const humanSuccess = await playAll("humans");
   const referenceSuccess = await playAll("sim");
-  return { dialogues: n, humanSuccess, referenceSuccess, klTalk: kl.talk / Math.max(1, kl.talkN), klDecision: kl.decision / Math.max(1, kl.decisionN) };
+  return { dialogues: n, humanSuccess, referenceSuccess, klTalk: kl.talk / Math.max(1, kl.talkN), klDecision: kl.decisionN ? kl.decision / kl.decisionN : null };
 }
 
 /**

@@ -47,6 +47,17 @@ const SMALL = {
   eval: { episodes: 256, curveEpisodes: 32, diagnosticSamples: 128, diagnosticSeeds: 1 },
 };
 
+/** Every condition for a few steps on the small models: the plumbing only. */
+const SMOKE = merge(SMALL, {
+  seeds: 1,
+  corpus: { dialogues: 256 },
+  simulator: { pretrain: { steps: 10 } },
+  policy: { pretrain: { steps: 10 } },
+  rl: { steps: 4, evalEvery: 2 },
+  population: { snapshotEvery: 2 },
+  eval: { episodes: 32, curveEpisodes: 16, diagnosticSamples: 64 },
+});
+
 export const PRESETS: Preset[] = [
   {
     id: "persuasion-paper",
@@ -70,15 +81,7 @@ export const PRESETS: Preset[] = [
     scale: "smoke",
     title: "Persuasion — smoke test",
     description: "every condition for a few steps on tiny budgets; checks the plumbing, not the science",
-    overrides: merge(SMALL, {
-      seeds: 1,
-      corpus: { dialogues: 256 },
-      simulator: { pretrain: { steps: 10 } },
-      policy: { pretrain: { steps: 10 } },
-      rl: { steps: 4, evalEvery: 2 },
-      population: { snapshotEvery: 2 },
-      eval: { episodes: 32, curveEpisodes: 16, diagnosticSamples: 64 },
-    }),
+    overrides: SMOKE,
   },
   {
     id: "service-paper",
@@ -94,7 +97,7 @@ export const PRESETS: Preset[] = [
     scale: "quick",
     title: "Service — quick",
     description:
-      "all six conditions on the customer-service world, 2 seeds, the paper's models (pretrained, from the store) and 150 RL steps of 64 rollouts; slow on CPU: an RL step of this world costs about ten times Persuasion's",
+      "all six conditions on the customer-service world, 2 seeds, the paper's models (pretrained, from the store) and 150 RL steps of 64 rollouts; slow on CPU: an RL step of this world costs about twenty times Persuasion's",
     overrides: SERVICE_QUICK,
   },
   {
@@ -103,15 +106,7 @@ export const PRESETS: Preset[] = [
     scale: "smoke",
     title: "Service — smoke test",
     description: "every condition for a few steps on tiny budgets; checks the plumbing of the customer-service world, not the science",
-    overrides: merge(SMALL, {
-      seeds: 1,
-      corpus: { dialogues: 256 },
-      simulator: { pretrain: { steps: 10 } },
-      policy: { pretrain: { steps: 10 } },
-      rl: { steps: 4, evalEvery: 2 },
-      population: { snapshotEvery: 2 },
-      eval: { episodes: 32, curveEpisodes: 16, diagnosticSamples: 64 },
-    }),
+    overrides: SMOKE,
   },
 ];
 

@@ -16,10 +16,9 @@ import type { Rng } from "../engine/random";
 import { cardPersonas, drawRows, type UserSimulator } from "../simulators/simulator";
 import { select, verbalize, type VsSelection } from "../simulators/vs";
 import { benchmarkModule } from "../benchmarks/registry";
-import type { BenchmarkLm } from "../benchmarks/types";
+import type { BenchmarkLm, LabelPromptStyle } from "../benchmarks/types";
 import { promptKey, type ContinuationScore, type LanguageModel } from "./types";
 
-export type LabelPromptStyle = "text" | "chat";
 type ActLabelPrompt = ReturnType<BenchmarkLm["actLabelPrompt"]>;
 
 export interface LmSimulatorOptions {

@@ -107,7 +107,7 @@ describe("SimulatorsPage", () => {
     expect(kl).toContain(d.referenceKL.toFixed(3));
     expect(kl).toContain(d.alignedKL.toFixed(3));
     const probe = screen.getByTestId("adaptive-probe").textContent!;
-    expect(probe).toContain(d.adaptiveProbe!.klDecision.toFixed(3));
+    expect(probe).toContain(d.adaptiveProbe!.klDecision!.toFixed(3));
     expect(probe).toContain(d.adaptiveProbe!.klTalk.toFixed(3));
     expect(screen.getByRole("link", { name: "LM lab" }).getAttribute("href")).toBe("#lm");
   });

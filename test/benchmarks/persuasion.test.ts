@@ -32,6 +32,7 @@ import { HAVE_P4G, P4G_DATA } from "./p4g-data";
 import { p4gStats, type P4GStrategy } from "../../src/benchmarks/persuasion/p4g-stats";
 import type { CalibrationRow, Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
+import { maxZ, sum } from "../stats-helpers";
 
 const bench = createPersuasion();
 const pop = bench.population;
@@ -64,27 +65,6 @@ const typeIndex = (name: string) => {
   return z;
 };
 const CARD = pop.cardDistribution()[0].card; // any card; fixed so conditioning is well defined
-const sum = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0);
-
-/**
- * Largest |z| of empirical counts against probabilities p: (f − p) / sqrt(p(1 − p)/n), with a
- * 1/n allowance so that one draw of a very rare act is not a failure. An act with p = 0 that was
- * drawn counts as Infinity.
- */
-function maxZ(counts: ArrayLike<number>, p: ArrayLike<number>): number {
-  const n = sum(counts);
-  let worst = 0;
-  for (let v = 0; v < p.length; v++) {
-    const f = counts[v] / n;
-    if (p[v] === 0) {
-      if (counts[v] > 0) return Infinity;
-      continue;
-    }
-    const excess = Math.max(0, Math.abs(f - p[v]) - 1 / n);
-    worst = Math.max(worst, excess / Math.sqrt((p[v] * (1 - p[v])) / n));
-  }
-  return worst;
-}
 
 /** Prefixes of a dialogue at which the user acts next. */
 function userPrefixes(d: Dialogue): Dialogue[] {

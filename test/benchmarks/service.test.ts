@@ -11,11 +11,11 @@ import { DEFAULT_PARAMS, enumerateTasks } from "../../src/benchmarks/service/pop
 import { ACTS, CLASS, FACTORS, MASK_CLASSES, VOCAB, actId, allResolved, fixLength, type Hidden } from "../../src/benchmarks/service/world";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
+import { maxZ, sum } from "../stats-helpers";
 
 const bench = createService();
 const pop = bench.population;
 const acts = (...names: string[]) => names.map(actId);
-const sum = (xs: ArrayLike<number>) => Array.from(xs).reduce((a, b) => a + b, 0);
 const CARD = pop.cardDistribution()[0].card;
 
 /** A hidden task: the intent and the named faults ("apn=broken"), every other factor fine. */
@@ -30,22 +30,6 @@ function task(intent: number, ...faults: string[]): Hidden {
   return h;
 }
 const dialogue = (hidden: Hidden, ...names: string[]): Dialogue => ({ card: CARD, acts: acts(...names), hidden });
-
-/** Largest |z| of counts against probabilities p, with a 1/n allowance; a drawn act with p = 0 is Infinity. */
-function maxZ(counts: ArrayLike<number>, p: ArrayLike<number>): number {
-  const n = sum(counts);
-  let worst = 0;
-  for (let v = 0; v < p.length; v++) {
-    const f = counts[v] / n;
-    if (p[v] === 0) {
-      if (counts[v] > 0) return Infinity;
-      continue;
-    }
-    const excess = Math.max(0, Math.abs(f - p[v]) - 1 / n);
-    worst = Math.max(worst, excess / Math.sqrt((p[v] * (1 - p[v])) / n));
-  }
-  return worst;
-}
 
 describe("episode rules and the device", () => {
   it("the world opens with the ticket, screens and look-ups are its moves, steps go to the customer, and the context holds the longest dialogue", () => {

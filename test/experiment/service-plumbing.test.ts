@@ -46,6 +46,7 @@ describe("Service end to end", () => {
     const [diag] = report.simulators;
     expect(diag.replyTables!.length).toBeGreaterThan(0);
     expect(diag.adaptiveProbe!.dialogues).toBe(16);
+    expect(diag.adaptiveProbe!.klDecision, "no customer act ends a dialogue with an outcome").toBeNull();
     expect(report.calibration.rows.map((r) => r.name)).toContain("pass^4, dual control");
     expect(report.world.referenceLines!.map((l) => l.id)).toEqual(expect.arrayContaining(["modal-script", "careful"]));
   }, 300_000);

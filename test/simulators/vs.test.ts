@@ -12,24 +12,9 @@ import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
 import { NeuralSimulator } from "../../src/simulators/neural";
 import { select, VerbalizedSampling, verbalize, vsExponent, type VsSelection } from "../../src/simulators/vs";
 import { randomCheckpoint } from "../engine/fixtures";
+import { maxZ } from "../stats-helpers";
 
 const Q = [0.5, 0.25, 0, 0.15, 0.1]; // one act impossible
-
-/** Largest |z| of counts against probabilities p (see test/benchmarks/persuasion.test.ts). */
-function maxZ(counts: ArrayLike<number>, p: ArrayLike<number>): number {
-  let n = 0;
-  for (let v = 0; v < counts.length; v++) n += counts[v];
-  let worst = 0;
-  for (let v = 0; v < p.length; v++) {
-    if (p[v] === 0) {
-      if (counts[v] > 0) return Infinity;
-      continue;
-    }
-    const excess = Math.max(0, Math.abs(counts[v] / n - p[v]) - 1 / n);
-    worst = Math.max(worst, excess / Math.sqrt((p[v] * (1 - p[v])) / n));
-  }
-  return worst;
-}
 
 const tv = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   let s = 0;

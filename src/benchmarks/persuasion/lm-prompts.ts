@@ -11,7 +11,7 @@
 //       one per allowed user act, whose log-likelihoods give a distribution over acts.
 // Everything is deterministic (the first template of each act), so equal dialogues give equal
 // prompts and scores can be cached.
-import type { Dialogue } from "../types";
+import type { Dialogue, LabelPromptStyle } from "../types";
 import type { ChatMessage, LmPrompt } from "../../lm/types";
 import { ACTS, AMOUNT_ACTS, AMOUNTS, CARD_ACTS, CLASS, MASK_CLASSES, turn, userClass } from "./world";
 
@@ -130,8 +130,6 @@ export function actLabel(act: number): string {
   if (a.kind === "outcome") return `I will donate $${AMOUNTS[AMOUNT_ACTS.indexOf(act)].toFixed(2)}.`;
   return a.templates[0];
 }
-
-export type LabelPromptStyle = "text" | "chat";
 
 export interface ActLabelPrompt {
   prompt: LmPrompt;

@@ -14,6 +14,8 @@ export function referenceLinesFor(config: ExperimentConfig): ReferenceLine[] {
 }
 
 /** The lines a figure draws, each labelled with its name and level on two lines. */
-export function referenceRows(lines: ReferenceLine[]): { metric: string; success: number; label: string; description: string }[] {
-  return lines.filter((l) => l.onFigure).map((l) => ({ metric: "humans", success: 100 * l.humanSuccess, label: `${l.label}\n${(100 * l.humanSuccess).toFixed(0)} %`, description: l.description }));
+export function referenceRows(lines: ReferenceLine[]): { metric: string; success: number; name: string; label: string; description: string }[] {
+  return lines
+    .filter((l) => l.onFigure)
+    .map((l) => ({ metric: "humans", success: 100 * l.humanSuccess, name: l.label, label: `${l.label}\n${(100 * l.humanSuccess).toFixed(0)} %`, description: l.description }));
 }
