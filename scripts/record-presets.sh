@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Records the RunReport of each preset into public/recorded/, where the app shows it before a
-# live run. Usage: bash scripts/record-presets.sh [preset …]   (default: every preset)
+# live run, and its trained policies into public/recorded/<preset>.policies/ (the Play page plays
+# them). Usage: bash scripts/record-presets.sh [preset …]   (default: every preset)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p public/recorded
@@ -8,5 +9,6 @@ presets=("$@")
 [ ${#presets[@]} -gt 0 ] || mapfile -t presets < <(npx --no-install collapse-lab presets 2>/dev/null | awk '{print $1}')
 for p in "${presets[@]}"; do
   echo "recording $p …"
-  npx --no-install collapse-lab run --preset "$p" --quiet --out "public/recorded/$p.json"
+  rm -rf "public/recorded/$p.policies"
+  npx --no-install collapse-lab run --preset "$p" --quiet --out "public/recorded/$p.json" --policies "public/recorded/$p.policies"
 done

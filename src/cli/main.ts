@@ -6,7 +6,8 @@ import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../d
 import { throttle } from "../service/throttle";
 import { fixed, pct, seconds, table } from "./format";
 import { availableParallelism } from "node:os";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { applySet, ConfigError, validateConfig } from "../experiment/config";
 import { PRESETS, presetConfig } from "../experiment/presets";
 import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
@@ -19,8 +20,24 @@ import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, storeSize 
 import { jobKey } from "../experiment/store";
 import type { Summary } from "../experiment/stats";
 import { vsParseJson } from "../lm/vs-parse";
+import { encodePolicies } from "../experiment/policies";
+import type { Checkpoint } from "../engine/checkpoint";
+import type { ConditionId } from "../experiment/config";
 
 const USAGE_ERROR = 2;
+
+interface RunOptions {
+  preset: string;
+  seeds?: number;
+  seedBase?: number;
+  set: string[];
+  backend: "wasm" | "cpu";
+  parallel?: number;
+  out?: string;
+  policies?: string; // a folder for the trained policies
+  store: boolean;
+  quiet?: boolean;
+}
 
 function integer(min: number) {
   return (value: string): number => {
@@ -83,9 +100,10 @@ program
   .addOption(new Option("--backend <name>", "engine backend").choices(["wasm", "cpu"]).default("wasm"))
   .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
   .option("--out <file>", "write the RunReport JSON here")
+  .option("--policies <dir>", "write every condition × seed's trained policy into this folder (the Play page's policies of a recording)")
   .option("--no-store", "pretrain every model live instead of loading stored ones (public/pretrained/)")
   .option("--quiet", "print only the table (and problems with the store)")
-  .action(async (opts: { preset: string; seeds?: number; seedBase?: number; set: string[]; backend: "wasm" | "cpu"; parallel?: number; out?: string; store: boolean; quiet?: boolean }) => {
+  .action(async (opts: RunOptions) => {
     let raw: unknown;
     try {
       raw = presetConfig(opts.preset);
@@ -115,8 +133,10 @@ program
     const bench = benchmarkFor(config);
     const speed = await microBenchmark((await createBackend(opts.backend)).backend, modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity);
     let report: RunReport;
+    const policies: { condition: ConditionId; seed: number; checkpoint: Checkpoint }[] = [];
     try {
       report = await runExperiment(config, executor, {
+        onPolicy: (condition, seed, checkpoint) => policies.push({ condition, seed, checkpoint }),
         backend: opts.backend,
         preset: opts.preset,
         microBenchmark: speed,
@@ -133,6 +153,11 @@ program
     if (opts.out) {
       writeFileSync(opts.out, JSON.stringify(report, null, 1) + "\n");
       log(`report written to ${opts.out}`);
+    }
+    if (opts.policies) {
+      mkdirSync(opts.policies, { recursive: true });
+      for (const [name, bytes] of encodePolicies(config, opts.backend, policies)) writeFileSync(join(opts.policies, name), bytes);
+      log(`${policies.length} trained policies written to ${opts.policies}`);
     }
   });
 

@@ -3,6 +3,7 @@
 // so the same code runs inline, on worker_threads (CLI) or on web workers (app).
 import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import type { Calibration, ReferenceLine } from "../benchmarks/types";
+import type { Checkpoint } from "../engine/checkpoint";
 import type { MicroBenchmark } from "../engine/micro-benchmark";
 import { Rng } from "../engine/random";
 import { pairedDifference, summarize, type PairedSummary, type Summary } from "./stats";
@@ -166,6 +167,7 @@ export async function runExperiment(
     store?: PretrainStore; // consulted before a pretraining job goes to the executor
     microBenchmark?: MicroBenchmark; // this machine's speed, kept in the report's env
     onNote?: (message: string) => void; // store problems as they happen, and where the models came from
+    onPolicy?: (condition: ConditionId, seed: number, policy: Checkpoint) => void; // each unit's trained policy (never in the report)
   },
 ): Promise<RunReport> {
   const t0 = performance.now();
@@ -233,8 +235,9 @@ export async function runExperiment(
           );
           trained++;
           // timings vary run to run; the report keeps them apart from the metrics, which do not
-          const { timing, ...metricsOnly } = m;
+          const { timing, finalPolicy, ...metricsOnly } = m;
           if (timing) unitTimings.push({ condition, seed, ...timing });
+          if (finalPolicy) opts.onPolicy?.(condition, seed, finalPolicy);
           m = metricsOnly;
           const last = m.curve[m.curve.length - 1];
           opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit: { condition, seed, step: last?.step ?? 0, steps: last?.step ?? 0, point: last } });

@@ -5,6 +5,7 @@
 // can run in parallel workers.
 import type { Benchmark, Dialogue } from "../benchmarks/types";
 import type { EngineBackend, EngineModel } from "../engine/backend";
+import type { Checkpoint } from "../engine/checkpoint";
 import { DEFAULT_OPTIM } from "../engine/backend";
 import { grpoUpdate, type GrpoHyper } from "../engine/grpo";
 import { Rng } from "../engine/random";
@@ -51,6 +52,8 @@ export interface SeedMetrics {
   humanPassK?: number[];
   /** Wall time of this unit's RL steps and of its evaluation (curve points and the final one), ms; absent in older reports. */
   timing?: { rlMs: number; evalMs: number };
+  /** The trained policy's parameters (no Adam state), for the Play page; runExperiment hands them to onPolicy and keeps them out of the report. */
+  finalPolicy?: Checkpoint;
 }
 
 export interface DialogueSample {
@@ -260,6 +263,7 @@ export async function runUnit(
     const allActs = agentSeqs.flat();
     for (const a of allActs) histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;
     timing.evalMs += performance.now() - tEval;
+    const { format, config: modelConfig, tensors } = await policy.checkpoint();
     return {
       seed,
       trainSuccess,
@@ -275,6 +279,7 @@ export async function runUnit(
       referenceKLOnPolicy,
       ...(humanPassK ? { humanPassK } : {}),
       timing,
+      finalPolicy: { format, config: modelConfig, tensors },
     };
   } finally {
     opponents?.dispose();
