@@ -10,7 +10,7 @@ export const URL_VERSION = 1;
 export const DEFAULT_PRESET = "persuasion-paper";
 export const BACKEND_CHOICES = ["auto", "webgpu", "wasm"] as const;
 export type BackendChoice = (typeof BACKEND_CHOICES)[number];
-export const PAGES = ["experiment", "simulators", "dialogues", "runs", "lm"] as const;
+export const PAGES = ["experiment", "simulators", "dialogues", "runs", "lm", "play"] as const;
 export type Page = (typeof PAGES)[number];
 
 export interface UrlState {
@@ -23,6 +23,8 @@ export interface UrlState {
   embed?: string; // a figure id: show only that figure
   /** Presentation mode: large text, the figure filling the screen. */
   present?: boolean;
+  /** The Play page's setup (play-link.ts); a class study link carries it. */
+  play?: string;
   page: Page;
 }
 
@@ -71,6 +73,8 @@ export function parseUrlState(search: string, hash = ""): { state: UrlState; pro
   if (embed) state.embed = embed;
   const present = q.get("present");
   if (present === "1" || present === "true") state.present = true;
+  const play = q.get("play");
+  if (play) state.play = play;
   const page = hash.replace(/^#\/?/, "");
   if (page) {
     if ((PAGES as readonly string[]).includes(page)) state.page = page as Page;
@@ -91,6 +95,7 @@ export function formatUrlState(s: UrlState): string {
   if (s.autorun) q.set("autorun", "1");
   if (s.embed) q.set("embed", s.embed);
   if (s.present) q.set("present", "1");
+  if (s.play) q.set("play", s.play);
   return `?${q.toString()}${s.page === "experiment" ? "" : `#${s.page}`}`;
 }
 
