@@ -20,6 +20,7 @@ import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, storeSize 
 import { jobKey } from "../experiment/store";
 import type { Summary } from "../experiment/stats";
 import { vsParseJson } from "../lm/vs-parse";
+import { registerRemoteCommands } from "./remote-commands";
 import { encodePolicies } from "../experiment/policies";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId } from "../experiment/config";
@@ -205,6 +206,8 @@ program
     for await (const chunk of process.stdin.setEncoding("utf8")) raw += chunk;
     process.stdout.write(vsParseJson(raw, opts.k) + "\n");
   });
+
+registerRemoteCommands(program, { integer, collect, usageError });
 
 function usageError(message: string): never {
   process.stderr.write(`collapse-lab: ${message}\n`);

@@ -85,7 +85,10 @@ const CompletionChoice = z.object({
 export const CompletionSchema = z.object({ id: z.string(), model: z.string(), choices: z.array(CompletionChoice).min(1), usage: Usage });
 export type Completion = z.infer<typeof CompletionSchema>;
 
-const ModelList = z.object({ data: z.array(z.object({ id: z.string(), owned_by: z.string().optional() })) });
+// example_messages: a valid chat turn for the model, offered by `collapse-lab serve` (whose models read only act texts)
+const ModelList = z.object({
+  data: z.array(z.object({ id: z.string(), owned_by: z.string().optional(), example_messages: z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() })).optional() })),
+});
 export type ModelInfo = z.infer<typeof ModelList>["data"][number];
 
 const ChatChunk = z.object({
@@ -294,14 +297,17 @@ export class RemoteClient {
 
   /**
    * Finds out once what the server offers for `model`: whether it is listed, chat log-probs, n > 1,
-   * and prompt log-probs on /completions (echo). Costs at most four tiny requests.
+   * and prompt log-probs on /completions (echo). Costs at most four tiny requests. `messages` is
+   * the chat turn to try (a server that checks its input, like `serve`, needs a valid dialogue).
    */
-  async probe(model: string, signal?: AbortSignal): Promise<Capabilities> {
-    const models = (await this.models(signal)).map((m) => m.id);
+  async probe(model: string, opts: { messages?: ChatMessageIn[]; signal?: AbortSignal } = {}): Promise<Capabilities> {
+    const signal = opts.signal;
+    const listed = await this.models(signal);
+    const models = listed.map((m) => m.id);
     if (!models.includes(model))
       throw new RemoteError("model-not-found", `${this.baseUrl} has no model ${JSON.stringify(model)}; it lists ${models.length ? models.map((m) => JSON.stringify(m)).join(", ") : "none"}`);
     const caps: Capabilities = { baseUrl: this.baseUrl, models, model, chat: false, chatLogprobs: false, n: false, completions: false, echoLogprobs: false, notes: [] };
-    const messages: ChatMessageIn[] = [{ role: "user", content: "Hello" }];
+    const messages: ChatMessageIn[] = opts.messages ?? listed.find((m) => m.id === model)?.example_messages ?? [{ role: "user", content: "Hello" }];
     try {
       const r = await this.chat({ model, messages, max_tokens: 1, n: 2, temperature: 1, seed: 0 }, signal);
       caps.chat = true;
@@ -423,7 +429,7 @@ export class RemoteClient {
         res.status,
       );
     if (res.status === 404) {
-      if (model && /model/i.test(detail))
+      if (model && (detail.includes(model) || /model\b[^.]*(not found|does not exist|unknown)|(unknown|no such) model/i.test(detail)))
         throw new RemoteError("model-not-found", `${where}: model not found${detail ? ` (${detail})` : ""}; \`collapse-lab remote-probe\` lists the server's models`, 404);
       throw new RemoteError("not-offered", `${where}: the server does not offer this endpoint (404${detail ? `: ${detail}` : ""})`, 404);
     }

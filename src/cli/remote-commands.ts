@@ -1,0 +1,128 @@
+// The CLI's remote-tier commands: `serve` (the project's simulators and policies behind the
+// OpenAI-compatible API) and `remote-probe` (what a model server offers). main.ts registers them
+// and hands in its small argument helpers.
+import { existsSync, readFileSync } from "node:fs";
+import { Option, type Command } from "commander";
+import { createBackend } from "../engine/backends";
+import { applySet, ConfigError, validateConfig, type ExperimentConfig } from "../experiment/config";
+import { nodeStore } from "../experiment/node-store";
+import { parseReport } from "../experiment/report-schema";
+import { presetConfig } from "../experiment/presets";
+import { describeCapabilities, RemoteClient } from "../remote/client";
+import { RemoteError } from "../remote/errors";
+import { apiKeyFor, promptApiKey } from "../remote/secrets";
+import { loadServedWorld } from "../serve/models";
+import { buildServer } from "../serve/server";
+
+export interface CliHelpers {
+  integer: (min: number) => (value: string) => number;
+  collect: (value: string, previous: string[]) => string[];
+  usageError: (message: string) => never;
+}
+
+const DEFAULT_ORIGINS = ["http://127.0.0.1:5178", "http://localhost:5178"]; // the app under `npm start`
+
+export function registerRemoteCommands(program: Command, { integer, collect, usageError }: CliHelpers): void {
+  program
+    .command("serve")
+    .description("serve a preset's simulators (reference, aligned, VS, panel, human types, Bayes) and policies as models behind the OpenAI-compatible API")
+    .option("--preset <id>", "the experiment preset whose models to serve")
+    .option("--report <file>", "serve the world of a RunReport instead (its config), with its trained policies (--policies)")
+    .option("--policies <dir>", "trained policies written by `run --policies` (default with --report: <report>.policies/ when it exists)")
+    .option("--seed <n>", "which seed's models (default: the config's first)", integer(0))
+    .option("--set <path=value>", "override a config value (repeatable)", collect, [] as string[])
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--port <n>", "port (0: any free one)", integer(0), 8000)
+    .option("--cors-origin <origin>", `an origin a browser page may call from (repeatable; default ${DEFAULT_ORIGINS.join(", ")})`, collect, [] as string[])
+    .option("--api-key-env <name>", "require the API key held in this environment variable")
+    .addOption(new Option("--backend <name>", "engine backend").choices(["wasm", "cpu"]).default("wasm"))
+    .option("--no-store", "pretrain every model live instead of loading stored ones")
+    .option("--quiet", "do not log requests")
+    .action(
+      async (opts: {
+        preset?: string;
+        report?: string;
+        policies?: string;
+        seed?: number;
+        set: string[];
+        host: string;
+        port: number;
+        corsOrigin: string[];
+        apiKeyEnv?: string;
+        backend: "wasm" | "cpu";
+        store: boolean;
+        quiet?: boolean;
+      }) => {
+        if (!!opts.preset === !!opts.report) usageError("serve: give exactly one of --preset ID and --report FILE");
+        let config: ExperimentConfig;
+        let label: string;
+        let policies = opts.policies;
+        try {
+          if (opts.report) {
+            config = parseReport(readFileSync(opts.report, "utf8")).config;
+            label = opts.report;
+            const beside = opts.report.replace(/\.json$/, "") + ".policies";
+            if (!policies && existsSync(`${beside}/index.json`)) policies = beside;
+          } else {
+            config = presetConfig(opts.preset!);
+            label = opts.preset!;
+          }
+          config = validateConfig(opts.set.reduce(applySet, config as unknown));
+        } catch (e) {
+          if (e instanceof ConfigError || opts.report || /preset/.test((e as Error).message)) usageError((e as Error).message);
+          throw e;
+        }
+        let apiKey: string | undefined;
+        if (opts.apiKeyEnv) {
+          apiKey = process.env[opts.apiKeyEnv];
+          if (!apiKey) usageError(`serve: --api-key-env ${opts.apiKeyEnv}: that environment variable is empty or unset`);
+        }
+        const log = (s: string) => process.stderr.write(s + "\n");
+        const { backend } = await createBackend(opts.backend);
+        const world = await loadServedWorld({
+          config,
+          label,
+          seed: opts.seed,
+          backend,
+          store: opts.store ? nodeStore() : undefined,
+          policies: policies ? { dir: policies } : undefined,
+          onNote: (m) => log(`serve: ${m}`),
+        });
+        const app = buildServer({ world, apiKey, corsOrigins: opts.corsOrigin.length ? opts.corsOrigin : DEFAULT_ORIGINS, onRequest: opts.quiet ? undefined : (l) => log(l) });
+        const address = await app.listen({ host: opts.host, port: opts.port });
+        log(`collapse-lab serve: ${world.source} (${world.bench.title}) at ${address}/v1${apiKey ? `, API key required (from $${opts.apiKeyEnv})` : ""}`);
+        for (const m of world.models) log(`  ${m.id.padEnd(22)} ${m.description}`);
+        log(`every model also answers in the Verbalized Sampling JSON format as <id>:vs; Ctrl-C stops`);
+        const stop = () => {
+          void app.close().then(() => {
+            world.dispose();
+            process.exit(0);
+          });
+        };
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+        await new Promise(() => {}); // serve until stopped
+      },
+    );
+
+  program
+    .command("remote-probe")
+    .description("list a model server's models and what it offers for one (chat log-probs, n, prompt log-probs)")
+    .requiredOption("--base-url <url>", "the server's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    .option("--model <id>", "the model to probe (default: the first listed)")
+    .option("--api-key-env <name>", "send the API key held in this environment variable")
+    .option("--api-key-prompt", "ask for the API key on the terminal (not shown)")
+    .option("--timeout <ms>", "per request", integer(1), 30_000)
+    .action(async (opts: { baseUrl: string; model?: string; apiKeyEnv?: string; apiKeyPrompt?: boolean; timeout: number }) => {
+      try {
+        const apiKey = opts.apiKeyPrompt ? await promptApiKey(opts.baseUrl) : apiKeyFor(opts.baseUrl, opts.apiKeyEnv);
+        const client = new RemoteClient({ baseUrl: opts.baseUrl, apiKey, timeoutMs: opts.timeout, retries: 2 });
+        const model = opts.model ?? (await client.models())[0]?.id;
+        if (!model) usageError(`${client.baseUrl} lists no models`);
+        process.stdout.write(describeCapabilities(await client.probe(model)) + "\n");
+      } catch (e) {
+        if (e instanceof RemoteError) usageError(e.message);
+        throw e;
+      }
+    });
+}
