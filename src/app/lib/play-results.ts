@@ -61,10 +61,11 @@ export function parsePlayFile(text: string): PlayFile {
     throw new PlayFileError(`not JSON (${(e as Error).message.split("\n")[0]})`);
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw new PlayFileError("not a Play results file: expected a JSON object");
-  const format = (data as { format?: unknown }).format;
+  const { format, schema } = data as { format?: unknown; schema?: unknown };
   if (format !== PLAY_FORMAT) {
-    const hint = format === "collapse-lab/run-report@1" ? " (this is a RunReport: open it on the Runs page)" : "";
-    throw new PlayFileError(`not a Play results file: "format" is ${JSON.stringify(format)?.slice(0, 60)}, expected "${PLAY_FORMAT}"${hint}`);
+    if (schema === "collapse-lab/run-report@1") throw new PlayFileError("not a Play results file: this is a RunReport (open it on the Runs page)");
+    const found = format === undefined ? 'it has no "format"' : `"format" is ${JSON.stringify(format)?.slice(0, 60)}`;
+    throw new PlayFileError(`not a Play results file: ${found}, expected "${PLAY_FORMAT}"`);
   }
   const r = FileSchema.safeParse(data);
   if (!r.success) {

@@ -1,0 +1,260 @@
+// The Play page's parts in jsdom, on the persuasion-smoke recording and its shipped policies
+// (public/recorded/, served by a fetch stub): policies load and are refused for another config;
+// a dialogue replays from its record; the assignment is balanced; results, CSV and merging; and
+// the page itself played with the keyboard, with no condition name on it until the decision.
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "csv-parse/sync";
+import PlayPage from "../../src/app/pages/PlayPage.svelte";
+import { benchmarkFor } from "../../src/benchmarks/registry";
+import { CONDITIONS } from "../../src/experiment/config";
+import { Rng } from "../../src/engine/random";
+import { parseReport } from "../../src/experiment/report-schema";
+import { CONDITION_INFO } from "../../src/app/lib/conditions";
+import { assign } from "../../src/app/lib/play-assign";
+import { formatPlaySetup, parsePlaySetup } from "../../src/app/lib/play-link";
+import { recordedPolicies, runKey, storedPolicies } from "../../src/app/lib/play-policies";
+import { EMPTY_MERGE, mergeFiles, parsePlayFile, playFile, recordsCsv, summariseRecords, type PlayRecord } from "../../src/app/lib/play-results";
+import { PlayDialogue, policyModel, replay } from "../../src/app/lib/play-session";
+import { DEFAULT_SETUP, PlayState } from "../../src/app/lib/play-state.svelte";
+import { MemoryPlayStore } from "../../src/app/lib/play-store";
+
+const RECORDED = join(__dirname, "../../public/recorded");
+const BASE = "http://localhost/";
+const text = readFileSync(join(RECORDED, "persuasion-smoke.json"), "utf8");
+const report = parseReport(text);
+const bench = benchmarkFor(report.config);
+
+/** Serves public/recorded/ (a missing file is a 404); `policies: false` serves the report alone. */
+function stubFetch({ policies = true } = {}) {
+  return vi.fn(async (url: string) => {
+    const path = /recorded\/(.+)$/.exec(String(url))?.[1];
+    if (!path || (!policies && path.includes(".policies/"))) return new Response("not found", { status: 404 });
+    try {
+      return new Response(readFileSync(join(RECORDED, path)));
+    } catch {
+      return new Response("not found", { status: 404 });
+    }
+  }) as unknown as typeof fetch;
+}
+
+/** A person who always takes the first reply, and the `n`-th amount when deciding. */
+async function playThrough(d: PlayDialogue, amount = 2): Promise<void> {
+  while (!d.done) {
+    if (d.turn === "agent") await d.agentMove();
+    else d.choose(d.options()[d.decisionDue ? amount : 0].act);
+  }
+}
+
+const conditionWords = new RegExp(`\\b(${CONDITIONS.map((c) => CONDITION_INFO[c].label).join("|")})\\b`, "i");
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+describe("a recording's policies", () => {
+  it("load for every condition of persuasion-smoke, and play a dialogue that replays from its record", async () => {
+    const source = await recordedPolicies("persuasion-smoke", report, stubFetch(), BASE);
+    if (typeof source === "string") throw new Error(source);
+    expect(source.available.map((p) => p.condition).sort()).toEqual([...report.config.conditions].sort());
+    const ck = await source.load("single", 0);
+    const d = new PlayDialogue(bench, policyModel(bench, report.config, ck), report.config.rl.temperature, 1234, bench.population.sample(Rng.seed(1)).card);
+    await playThrough(d);
+    const acts = [...d.dialogue.acts];
+    expect(acts.length).toBeGreaterThanOrEqual(2);
+    expect(d.result().outcome).toBe(1); // the third amount: $1
+    expect(d.result().success).toBe(true);
+    const again = await replay(bench, policyModel(bench, report.config, ck), report.config.rl.temperature, 1234, d.dialogue.card, acts);
+    expect(again).toEqual(acts);
+  });
+
+  it("say clearly when a recording has none, and refuse files written for another config", async () => {
+    const none = await recordedPolicies("persuasion-smoke", report, stubFetch({ policies: false }), BASE);
+    expect(none).toMatch(/has no trained policies yet: record it again with bash scripts\/record-presets\.sh persuasion-smoke/);
+    const changed = parseReport(text);
+    changed.config.rl.lr *= 2; // a re-recorded preset with other settings
+    const source = await recordedPolicies("persuasion-smoke", changed, stubFetch(), BASE);
+    if (typeof source === "string") throw new Error(source);
+    await expect(source.load("single", 0)).rejects.toThrow(/single-0\.bin: it was trained by another run than this recording/);
+  });
+
+  it("a stored run's policies come from its finished unit tasks; a run without them says why", async () => {
+    const source = await recordedPolicies("persuasion-smoke", report, stubFetch(), BASE);
+    if (typeof source === "string") throw new Error(source);
+    const ck = await source.load("vs", 0);
+    const tasks = new Map<string, unknown>([["unit:vs:0", { finalPolicy: ck }]]);
+    const runs = { taskCache: () => ({ get: async (k: string) => tasks.get(k), put: async () => {} }) };
+    const stored = await storedPolicies(runs, "r1", report);
+    if (typeof stored === "string") throw new Error(stored);
+    expect(stored.available).toEqual([{ condition: "vs", seed: 0 }]);
+    expect(await stored.load("vs", 0)).toBe(ck);
+    tasks.clear();
+    expect(await storedPolicies(runs, "r1", report)).toMatch(/kept no trained policies/);
+  });
+});
+
+describe("assignment", () => {
+  const seeds = () => [0, 1];
+  it("blocks: every prefix of a player's dialogues is balanced to within one, and players get different orders", () => {
+    const conditions = ["base", "single", "vs", "population"] as const;
+    const orders = new Set<string>();
+    for (const player of ["p1", "p2", "p3", "p4", "p5", "p6"]) {
+      const counts = new Map<string, number>(conditions.map((c) => [c, 0]));
+      const seq: string[] = [];
+      for (let index = 0; index < 12; index++) {
+        const a = assign({ study: "room", player, scheme: "blocks", conditions, seeds, index });
+        counts.set(a.condition, counts.get(a.condition)! + 1);
+        seq.push(a.condition);
+        expect(Math.max(...counts.values()) - Math.min(...counts.values())).toBeLessThanOrEqual(1);
+        expect([0, 1]).toContain(a.seed);
+      }
+      orders.add(seq.join(","));
+      // the same inputs give the same assignment (no server: every browser computes it)
+      expect(assign({ study: "room", player, scheme: "blocks", conditions, seeds, index: 5 })).toEqual(assign({ study: "room", player, scheme: "blocks", conditions, seeds, index: 5 }));
+    }
+    expect(orders.size).toBeGreaterThan(1);
+  });
+
+  it("random: every condition is drawn, close to uniformly over many dialogues", () => {
+    const conditions = ["base", "single", "vs"] as const;
+    const counts = new Map<string, number>();
+    for (let index = 0; index < 3000; index++) {
+      const c = assign({ study: null, player: "p", scheme: "random", conditions, seeds, index }).condition;
+      counts.set(c, (counts.get(c) ?? 0) + 1);
+    }
+    for (const c of conditions) expect(Math.abs(counts.get(c)! / 3000 - 1 / 3)).toBeLessThan(0.04); // ≈ 4.6 sd
+  });
+
+  it("the class study link round-trips and names what it cannot read", () => {
+    const setup = { run: { kind: "recorded" as const, preset: "persuasion-smoke" }, conditions: ["single" as const, "population" as const], scheme: "blocks" as const, dialogues: 3, study: "room-1" };
+    expect(parsePlaySetup(formatPlaySetup(setup), DEFAULT_SETUP)).toEqual({ setup, problems: [] });
+    const bad = parsePlaySetup("run:recorded/nope;conditions:single,typo;dialogues:99;study:a b;zzz:1", DEFAULT_SETUP);
+    expect(bad.setup).toEqual(DEFAULT_SETUP);
+    expect(bad.problems).toHaveLength(5);
+    expect(bad.problems.join("\n")).toMatch(/no preset "nope"[\s\S]*conditions "single,typo"[\s\S]*dialogues "99"[\s\S]*study "a b"[\s\S]*unknown setting "zzz"/);
+  });
+});
+
+function record(over: Partial<PlayRecord> = {}): PlayRecord {
+  return {
+    id: `d${Math.random().toString(36).slice(2, 10)}`,
+    player: "p1",
+    study: "room",
+    run: "recorded/persuasion-smoke",
+    runKey: runKey(report),
+    index: 0,
+    condition: "single",
+    seed: 0,
+    sessionSeed: 7,
+    persona: { source: "drawn", card: ["card:agreeable-high", "card:caring-low", "card:rational-high"], type: "skeptic" },
+    acts: ["ask", "$1"],
+    outcome: 1,
+    success: true,
+    reward: 0.5,
+    startedAt: 1_700_000_000_000,
+    finishedAt: 1_700_000_060_000,
+    ...over,
+  };
+}
+
+describe("results", () => {
+  it("per condition: n, players, success with a t interval cut at [0, 1], mean donation", () => {
+    const rs = [record(), record({ success: false, outcome: 0, player: "p2" }), record({ outcome: 2 }), record({ condition: "vs", outcome: 0.5, success: false })];
+    const [single, vs, base] = summariseRecords(rs, ["single", "vs", "base"]);
+    expect(single).toMatchObject({ condition: "single", n: 3, players: 2, outcome: 1 });
+    expect(single.success!.mean).toBeCloseTo(2 / 3);
+    expect(single.success!.lo).toBe(0); // 2/3 − t(0.975, 2)·0.577/√3 < 0, cut at 0
+    expect(single.success!.hi).toBe(1);
+    expect(vs).toMatchObject({ n: 1, outcome: 0.5 });
+    expect(base).toMatchObject({ n: 0, success: null, outcome: null });
+  });
+
+  it("CSV: one row per dialogue that reads back", () => {
+    const rs = [record(), record({ condition: "vs" })];
+    const rows = parse(recordsCsv(rs), { columns: true }) as Record<string, string>[];
+    expect(rows).toHaveLength(2);
+    expect(rows.map((r) => r.condition)).toEqual(["single", "vs"]);
+    expect(rows[0].acts).toBe("ask > $1");
+    expect(rows[0].success).toBe("1");
+  });
+
+  it("merging: duplicates counted once, a bad file and another run's file named and skipped, the set before unchanged", () => {
+    const a = [record({ player: "a" }), record({ player: "a", condition: "vs" })];
+    const b = [record({ player: "b" })];
+    const first = mergeFiles(EMPTY_MERGE, [
+      { name: "a.json", text: JSON.stringify(playFile(a)) },
+      { name: "b.json", text: JSON.stringify(playFile(b)) },
+    ]);
+    expect(first.problems).toEqual([]);
+    expect(first.set.records).toHaveLength(3);
+    const before = structuredClone(first.set);
+    const second = mergeFiles(first.set, [
+      { name: "a-again.json", text: JSON.stringify(playFile(a)) },
+      { name: "broken.json", text: '{"format": "collapse-lab/play-results@1", "records": [' },
+      { name: "other.json", text: JSON.stringify(playFile([record({ runKey: "0".repeat(32), run: "recorded/persuasion-quick" })])) },
+      { name: "report.json", text },
+    ]);
+    expect(first.set).toEqual(before);
+    expect(second.set.records).toHaveLength(3);
+    expect(second.messages).toEqual(["a-again.json: 0 dialogues added, 2 already merged (duplicates) left out"]);
+    expect(second.problems).toHaveLength(3);
+    expect(second.problems[0]).toMatch(/^broken\.json: not JSON .* — skipped$/);
+    expect(second.problems[1]).toMatch(/^other\.json: played against another run \(recorded\/persuasion-quick/);
+    expect(second.problems[2]).toMatch(/^report\.json: not a Play results file: .*this is a RunReport/);
+    expect(() => parsePlayFile(JSON.stringify({ ...playFile(a), records: [{ ...a[0], condition: "nope" }] }))).toThrow(/records\.0\.condition/);
+  });
+});
+
+describe("PlayState.merge", () => {
+  it("keeps the stored merged set when every new file is bad, and stores the new set when one is good", async () => {
+    const results = new MemoryPlayStore();
+    const play = new PlayState({ results, fetch: stubFetch(), base: BASE });
+    await play.merge([{ name: "a.json", text: JSON.stringify(playFile([record({ player: "a" })])) }]);
+    const stored = await results.merged();
+    expect(stored.records).toHaveLength(1);
+    await play.merge([
+      { name: "bad.json", text: "[]" },
+      { name: "empty.json", text: "" },
+    ]);
+    expect(play.mergeProblems).toEqual(["bad.json: not a Play results file: expected a JSON object — skipped", expect.stringMatching(/^empty\.json: not JSON/)]);
+    expect(await results.merged()).toEqual(stored);
+    await play.merge([{ name: "b.json", text: JSON.stringify(playFile([record({ player: "b" })])) }]);
+    expect((await results.merged()).records.map((r) => r.player)).toEqual(["a", "b"]);
+  });
+});
+
+describe("PlayPage (jsdom)", () => {
+  it("plays a dialogue with the keyboard; no condition name is on the page until the decision, then it is revealed and counted", async () => {
+    const results = new MemoryPlayStore("tester");
+    const play = new PlayState({ results, fetch: stubFetch(), base: BASE });
+    render(PlayPage, { state: play, setup: formatPlaySetup({ ...DEFAULT_SETUP, conditions: ["single", "population"], study: "room-9", dialogues: 2 }), linkFor: (p: string) => `?play=${p}#play` });
+    const start = await screen.findByTestId("play-start");
+    await waitFor(() => expect((start as HTMLButtonElement).disabled).toBe(false));
+    expect(screen.getByTestId("study-summary").textContent).toContain("Please play 2 dialogues: 0 done, 2 to go");
+    await fireEvent.click(start);
+    for (let step = 0; step < 20 && !screen.queryByTestId("play-reveal"); step++) {
+      await waitFor(() => expect(screen.queryByTestId("play-options") ?? screen.queryByTestId("play-reveal")).not.toBeNull());
+      if (screen.queryByTestId("play-reveal")) break;
+      expect(document.body.textContent).not.toMatch(conditionWords);
+      expect(document.body.innerHTML).not.toMatch(conditionWords);
+      await fireEvent.keyDown(window, { key: "1" });
+    }
+    const revealed = await screen.findByTestId("revealed-condition");
+    expect(["single", "population"]).toContain(revealed.textContent);
+    const [stored] = await results.records();
+    expect(stored).toMatchObject({ player: "tester", study: "room-9", condition: revealed.textContent, index: 0, runKey: runKey(report) });
+    expect(stored.acts.length).toBeGreaterThanOrEqual(2);
+    expect(screen.getByTestId("study-summary").textContent).toContain("1 done, 1 to go");
+    expect(screen.getByTestId("play-results").querySelector(`tr[data-condition="${stored.condition}"]`)?.textContent).toMatch(/^\D*1\s*1/);
+  });
+
+  it("a recording without policies says so, and Start stays off", async () => {
+    const play = new PlayState({ results: new MemoryPlayStore(), fetch: stubFetch({ policies: false }), base: BASE });
+    render(PlayPage, { state: play, linkFor: (p: string) => p });
+    expect((await screen.findByTestId("play-unavailable")).textContent).toMatch(/has no trained policies yet/);
+    expect((screen.getByTestId("play-start") as HTMLButtonElement).disabled).toBe(true);
+  });
+});
