@@ -105,3 +105,13 @@ export function windowBucket(width: number, T: number): number {
   while (w < width) w *= 2;
   return Math.min(w, T);
 }
+
+/**
+ * The rows one call computes: the smallest power of two ≥ rows, at least 8 and at most the
+ * capacity (each bucket is one more compiled shape, so the small ones share one).
+ */
+export function rowBucket(rows: number, capacity: number): number {
+  let b = 8;
+  while (b < rows) b *= 2;
+  return Math.min(b, capacity);
+}

@@ -6,7 +6,7 @@ import type { EngineBackend, EngineModel } from "../../src/engine/backend";
 import { DEFAULT_OPTIM } from "../../src/engine/backend";
 import { JaxBackend } from "../../src/engine/backends/jax";
 import { ReferenceBackend } from "../../src/engine/backends/reference";
-import { windowBucket } from "../../src/engine/decode";
+import { rowBucket, windowBucket } from "../../src/engine/decode";
 import { Rng } from "../../src/engine/random";
 import { CONFIGS, MASKS, MLE, randomCheckpoint } from "./fixtures";
 
@@ -29,14 +29,14 @@ function maxDiff(a: Float32Array, b: Float32Array): number {
 }
 
 /** Random requests over a few slots; tokens from a small alphabet so prefixes are often shared. */
-async function compareRandomRequests(model: EngineModel, seed: number, calls: number): Promise<number> {
+async function compareRandomRequests(model: EngineModel, seed: number, calls: number, cap = CAP): Promise<number> {
   const { context: T, vocab: V } = model.config;
   const rng = Rng.seed(seed);
   const dec = model.decoder();
   let worst = 0;
   for (let c = 0; c < calls; c++) {
-    const rows = 1 + rng.int(CAP);
-    const free = Array.from({ length: CAP }, (_, s) => s);
+    const rows = 1 + rng.int(cap);
+    const free = Array.from({ length: cap }, (_, s) => s);
     const slots = Int32Array.from({ length: rows }, () => free.splice(rng.int(free.length), 1)[0]);
     const tokens = Int32Array.from({ length: rows * T }, () => rng.int(Math.min(3, V)));
     const pos = Int32Array.from({ length: rows }, () => 1 + rng.int(T - 1));
@@ -55,6 +55,14 @@ describe.each(CONFIGS)("incremental decoding (%s)", (_, config) => {
       const model = backend().createModel(randomCheckpoint(config, 31), { capacity: CAP, masks: MASKS });
       const worst = await compareRandomRequests(model, 5, 40);
       console.info(`decode ${name} (${config.layers} layer): max |Δ log p| vs full forward ${worst.toExponential(2)}`);
+      expect(worst).toBeLessThan(tol);
+      model.dispose();
+    });
+
+    it("computes only the requested rows (row buckets below the capacity) and leaves the other slots' caches intact", async () => {
+      const cap = 20; // row buckets 8, 16 and 20
+      const model = backend().createModel(randomCheckpoint(config, 37), { capacity: cap, masks: MASKS });
+      const worst = await compareRandomRequests(model, 6, 40, cap);
       expect(worst).toBeLessThan(tol);
       model.dispose();
     });
@@ -125,6 +133,14 @@ describe.each(CONFIGS)("incremental decoding (%s)", (_, config) => {
     }
     expect(worst).toBeLessThan(1e-4);
     a.dispose();
+  });
+});
+
+describe("row buckets", () => {
+  it("are powers of two from 8, at least the rows, at most the capacity", () => {
+    expect([1, 7, 8, 9, 17, 33, 64].map((r) => rowBucket(r, 64))).toEqual([8, 8, 8, 16, 32, 64, 64]);
+    expect(rowBucket(3, 5)).toBe(5);
+    expect(rowBucket(17, 20)).toBe(20);
   });
 });
 

@@ -24,7 +24,7 @@ import {
   type TokenBatch,
   type TrainBatch,
 } from "../backend";
-import { checkDecodeRequest, type DecodeRequest, type Decoder, SlotTable, windowBucket } from "../decode";
+import { checkDecodeRequest, type DecodeRequest, type Decoder, rowBucket, SlotTable, windowBucket } from "../decode";
 
 export type JaxDevice = Extract<Device, "wasm" | "webgpu">;
 
@@ -101,7 +101,10 @@ function maskedLogSoftmax(logits: np.Array, allowed: np.Array, mul: np.Array): n
 }
 
 interface DecodeInputs {
-  tokens: np.Array; // [B, W] int32, the window of new tokens of every slot (padding anywhere)
+  // Present when a call computes fewer rows than the capacity (else row b is slot b):
+  slots?: np.Array; // [B] int32, the cache slot each working row reads (padding rows: any slot)
+  back?: np.Array; // [capacity] int32, where each slot's new cache row comes from: working row b, or B + itself (unchanged)
+  tokens: np.Array; // [B, W] int32, the window of new tokens of every working row (padding anywhere)
   write: np.Array; // [B, W, T] one-hot position of each window token (all zeros: padding)
   keep: np.Array; // [B, T] 1 where the cache is not written this call
   bias: np.Array; // [B, W, T] 0 where a window token may attend, MASK_BIAS elsewhere (causal)
@@ -111,9 +114,12 @@ interface DecodeInputs {
 }
 
 /**
- * One incremental step (decode.ts): runs a window of W tokens per slot through the model, writing
- * their keys and values into the caches K, Vc [B, H, T, hd] per layer, and returns the masked
- * log-softmax [B, V] at each slot's `last` token with the new caches. Consumes every argument.
+ * One incremental step (decode.ts): runs a window of W tokens per working row through the model,
+ * writing their keys and values into the caches K, Vc [capacity, H, T, hd] per layer, and returns
+ * the masked log-softmax [B, V] at each row's `last` token with the new caches. With `slots`, only
+ * the B rows a call asks for are gathered, computed and written back (B a bucket of the request's
+ * row count), so the last turns of a batch, where most dialogues have ended, cost what their few
+ * live rows cost; without, every slot is a row. Consumes every argument.
  */
 function decodeStep(c: ModelConfig, P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array): [np.Array, Params, Params] {
   const [B, W] = inp.tokens.shape;
@@ -133,15 +139,21 @@ function decodeStep(c: ModelConfig, P: Params, K: Params, Vc: Params, inp: Decod
     const qkv = np.matmul(h, next()).add(next());
     const [q, k, v] = np.split(qkv, 3, -1);
     const heads = (a: np.Array) => a.reshape([B, W, H, hd]).transpose([0, 2, 1, 3]); // [B, H, W, hd]
-    const Kl = K[l].mul(keep.ref).add(np.matmul(scatter.ref, heads(k)));
-    const Vl = Vc[l].mul(keep.ref).add(np.matmul(scatter.ref, heads(v)));
+    const rows = (cache: np.Array) => (inp.slots ? np.take(cache.ref, inp.slots.ref, 0) : cache);
+    const Kl = rows(K[l])
+      .mul(keep.ref)
+      .add(np.matmul(scatter.ref, heads(k)));
+    const Vl = rows(Vc[l])
+      .mul(keep.ref)
+      .add(np.matmul(scatter.ref, heads(v)));
     const scores = np
       .matmul(heads(q), Kl.ref.transpose([0, 1, 3, 2]))
       .mul(1 / Math.sqrt(hd))
       .add(bias.ref);
     const att = np.matmul(nn.softmax(scores, -1), Vl.ref).transpose([0, 2, 1, 3]).reshape([B, W, c.d]);
-    newK.push(Kl);
-    newV.push(Vl);
+    const writeBack = (computed: np.Array, cache: np.Array) => (inp.back ? np.take(np.concatenate([computed, cache], 0), inp.back.ref, 0) : computed);
+    newK.push(writeBack(Kl, K[l]));
+    newV.push(writeBack(Vl, Vc[l]));
     x = x.add(np.matmul(att, next()).add(next()));
     const h2 = layerNorm(x.ref, next(), next());
     const hidden = geluTanh(np.matmul(h2, next()).add(next()));
@@ -150,6 +162,8 @@ function decodeStep(c: ModelConfig, P: Params, K: Params, Vc: Params, inp: Decod
   scatter.dispose();
   keep.dispose();
   bias.dispose();
+  inp.slots?.dispose();
+  inp.back?.dispose();
   x = layerNorm(x, next(), next());
   const logits = np.matmul(x, next()).add(next()); // [B, W, V]
   const at = logits.mul(inp.last.reshape([B, W, 1])).sum(1);
@@ -226,6 +240,7 @@ interface Compiled {
   dists: (P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => np.Array;
   grads: () => (P: Params, inp: LossInputs, table: np.Array, causal: np.Array) => [np.Array, np.Array, Params];
   decode: (P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => [np.Array, Params, Params];
+  decodeRows: (P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => [np.Array, Params, Params];
   dispose(): void;
 }
 
@@ -276,6 +291,7 @@ function compile(c: ModelConfig): Compiled {
   });
 
   const decode = jit((P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => decodeStep(c, P, K, Vc, inp, table));
+  const decodeRows = jit((P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => decodeStep(c, P, K, Vc, inp, table));
 
   // Compiled on first use only: training never needs it.
   let grads: ReturnType<typeof jit> | undefined;
@@ -294,8 +310,10 @@ function compile(c: ModelConfig): Compiled {
     logprobs: logprobs as unknown as Compiled["logprobs"],
     dists: dists as unknown as Compiled["dists"],
     decode: decode as unknown as Compiled["decode"],
+    decodeRows: decodeRows as unknown as Compiled["decodeRows"],
     dispose() {
       decode.dispose();
+      decodeRows.dispose();
       step.dispose();
       next.dispose();
       logprobs.dispose();
@@ -626,41 +644,53 @@ class JaxDecoder implements Decoder {
     const cap = src.capacity;
     const plan = this.#slots.plan(req, src.version());
     const W = windowBucket(plan.width, T);
-    const tokens = new Int32Array(cap * W);
-    const write = new Float32Array(cap * W * T);
-    const keep = new Float32Array(cap * T).fill(1);
-    const bias = new Float32Array(cap * W * T);
-    const last = new Float32Array(cap * W);
-    const cls = new Int32Array(cap);
+    const rows = req.slots.length;
+    // fewer rows than the capacity: gather those slots into B working rows; else row b is slot b
+    const B = rowBucket(rows, cap);
+    const gathered = B < cap;
+    const slots = new Int32Array(B); // padding rows read slot 0 and are never written back
+    const back = Int32Array.from({ length: cap }, (_, s) => B + s);
+    const tokens = new Int32Array(B * W);
+    const write = new Float32Array(B * W * T);
+    const keep = new Float32Array(B * T).fill(1);
+    const bias = new Float32Array(B * W * T);
+    const last = new Float32Array(B * W);
+    const cls = new Int32Array(B);
+    const rowOf = (r: number) => (gathered ? r : req.slots[r]);
     req.slots.forEach((s, r) => {
+      const b = rowOf(r);
+      slots[b] = s;
+      back[s] = b;
       const from = plan.start[r];
       const to = req.pos[r];
       for (let t = from; t < to; t++) {
         const w = t - from;
-        tokens[s * W + w] = req.tokens[r * T + t];
-        write[(s * W + w) * T + t] = 1;
-        keep[s * T + t] = 0;
-        for (let j = t + 1; j < T; j++) bias[(s * W + w) * T + j] = MASK_BIAS;
+        tokens[b * W + w] = req.tokens[r * T + t];
+        write[(b * W + w) * T + t] = 1;
+        keep[b * T + t] = 0;
+        for (let j = t + 1; j < T; j++) bias[(b * W + w) * T + j] = MASK_BIAS;
       }
-      last[s * W + (to - 1 - from)] = 1;
-      cls[s] = req.cls ? req.cls[r] : 0;
+      last[b * W + (to - 1 - from)] = 1;
+      cls[b] = req.cls ? req.cls[r] : 0;
     });
     const f32 = (data: Float32Array, shape: number[]) => np.array(data, { dtype: np.float32, device: src.device, shape });
+    const i32 = (data: Int32Array, shape: number[]) => np.array(data, { dtype: np.int32, device: src.device, shape });
     const inputs: DecodeInputs = {
-      tokens: np.array(tokens, { dtype: np.int32, device: src.device, shape: [cap, W] }),
-      write: f32(write, [cap, W, T]),
-      keep: f32(keep, [cap, T]),
-      bias: f32(bias, [cap, W, T]),
-      last: f32(last, [cap, W]),
-      cls: np.array(cls, { dtype: np.int32, device: src.device, shape: [cap] }),
+      ...(gathered ? { slots: i32(slots, [B]), back: i32(back, [cap]) } : {}),
+      tokens: i32(tokens, [B, W]),
+      write: f32(write, [B, W, T]),
+      keep: f32(keep, [B, T]),
+      bias: f32(bias, [B, W, T]),
+      last: f32(last, [B, W]),
+      cls: i32(cls, [B]),
       mul: np.array((dist?.logitScale ?? 1) / (dist?.temperature ?? 1), { dtype: np.float32, device: src.device }),
     };
-    const [logp, K, Vc] = src.fns.decode(src.params(), this.#keys, this.#values, inputs, src.table());
+    const [logp, K, Vc] = (gathered ? src.fns.decodeRows : src.fns.decode)(src.params(), this.#keys, this.#values, inputs, src.table());
     this.#keys = K;
     this.#values = Vc;
     const data = (await logp.data()) as Float32Array;
-    const out = new Float32Array(req.slots.length * V);
-    req.slots.forEach((s, r) => out.set(data.subarray(s * V, (s + 1) * V), r * V));
+    const out = new Float32Array(rows * V);
+    for (let r = 0; r < rows; r++) out.set(data.subarray(rowOf(r) * V, (rowOf(r) + 1) * V), r * V);
     return out;
   }
 
