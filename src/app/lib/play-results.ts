@@ -124,7 +124,7 @@ export function mergeFiles(set: MergedSet, files: { name: string; text: string }
     next.runKey ??= first.runKey;
     next.run ??= first.run;
     next.records.push(...fresh);
-    next.files.push({ name: f.name, dialogues: fresh.length });
+    if (fresh.length) next.files.push({ name: f.name, dialogues: fresh.length });
     messages.push(`${f.name}: ${fresh.length} dialogue${fresh.length === 1 ? "" : "s"} added${dup ? `, ${dup} already merged (duplicates) left out` : ""}`);
   }
   return { set: next, messages, problems };
