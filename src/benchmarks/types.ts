@@ -146,12 +146,23 @@ export interface OutcomeComparison {
   amounts: number[]; // the grid, e.g. $0, $0.5, $1, $1.5, $2
   counts: number[]; // parsed outcomes per grid point
   fractions: number[]; // counts / parsed (all 0 when nothing parsed)
-  human: number[]; // the real people's fractions on the same grid
+  human: number[]; // the real people's fractions on the same grid; empty where the benchmark has none (BenchmarkLm.outcomeView.reference null)
   parsed: number; // replies with an outcome
   unparsed: number; // replies without one (null)
   mean: number | null; // mean parsed outcome (unrounded)
   ks: number | null; // max_x |F(x) − F_human(x)| over the grid; null when nothing parsed
   l1: number | null; // Σ |p − p_human|, in [0, 2]; null when nothing parsed
+}
+
+/** How the LM lab names and shows a benchmark's outcomes (the page itself names none). */
+export interface OutcomeView {
+  stated: string; // the count of replies that state one, e.g. "donations stated"
+  mean: string; // their mean, e.g. "mean donation"
+  format(value: number): string; // a grid point or a mean in words, e.g. "$1.50"
+  /** Whose outcomes `OutcomeComparison.human` holds, e.g. "P4G humans"; null: no real outcomes to compare with (human empty, KS and L1 null). */
+  reference: string | null;
+  due: string; // what the user is asked when `decisionDue`, e.g. "It is time to say how much to donate."
+  note: string; // how outcomes are read from the replies and what they are compared with, for the page
 }
 
 /** How an act-label prompt is put to an LM: a base-model transcript (text) or the chat template. */
@@ -178,6 +189,7 @@ export interface BenchmarkLm {
   outcomeName: string; // e.g. "donation"
   parseOutcome(text: string): number | null;
   compareOutcomes(values: readonly (number | null)[]): OutcomeComparison;
+  outcomeView: OutcomeView;
 }
 
 /** What the benchmark's agent and user are called in transcripts. */

@@ -125,6 +125,14 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
     outcomeName: "donation",
     parseOutcome: (text) => parseDonation(text),
     compareOutcomes: (values) => compareDonations(values),
+    outcomeView: {
+      stated: "donations stated",
+      mean: "mean donation",
+      format: (dollars) => `$${dollars.toFixed(2)}`,
+      reference: "P4G humans",
+      due: "It is time to say how much to donate.",
+      note: "Donations are read from the text and rounded to P4G's $0.50 grid; KS and L1 compare their histogram with the P4G participants'.",
+    },
   },
   upgradeReport(report) {
     const { world, calibration } = report;

@@ -1,11 +1,14 @@
 // The Service benchmark as a plug-in (../types.ts' BenchmarkModule): its config sections, world,
-// corpus, calibration against τ²-bench telecom, reference agents, probe states and outcomes.
+// corpus, calibration against τ²-bench telecom, reference agents, probe states, outcomes, and the
+// prompts that let a real LM play its customer (lm-prompts.ts, lm-measures.ts).
 import { z } from "zod";
 import { Rng } from "../../engine/random";
 import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
 import { behaviourAgent, carefulAgent, goldAgent, modalScript, type Agent } from "./agents";
 import { createService, outcomeOf, playEpisode, type ServiceBenchmark } from "./bench";
 import { calibrate } from "./calibration";
+import { compareResolved, parseResolved } from "./lm-measures";
+import { actLabelPrompt, baseContinuation, baseTextPrompt, decisionDue, describeCard, directPrompt, LM_CARDS, LM_STATES, renderTranscript, vsPrompt } from "./lm-prompts";
 import { DEFAULT_PARAMS, type ServiceParams } from "./population";
 import { CARD_LEN, MAX_CONTEXT } from "./world";
 
@@ -164,6 +167,31 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
     const bench = asService(b);
     const act = carefulAgent(bench.params.faultPrior, bench.params.maxExchanges);
     return { description: "the careful agent: checks before fixing, reassures, guides", act: (d: Dialogue) => act(d) };
+  },
+  lm: {
+    actLabelPrompt,
+    directPrompt,
+    vsPrompt,
+    baseTextPrompt,
+    baseContinuation,
+    renderTranscript: (d) => renderTranscript(d),
+    describeCard,
+    decisionDue,
+    cards: LM_CARDS,
+    states: LM_STATES,
+    outcomeName: "resolution", // 1: the customer says the phone works; 0: it does not, or the call ends without a fix (lm-measures.ts)
+    parseOutcome: (text) => parseResolved(text),
+    compareOutcomes: (values) => compareResolved(values),
+    outcomeView: {
+      stated: "verdicts stated",
+      mean: "share saying it works",
+      format: (v) => (v === 1 ? "works" : v === 0 ? "not working" : `${Math.round(100 * v)} %`),
+      reference: null,
+      due: "The agent asks whether the phone works now.",
+      note:
+        "A reply's verdict is whether it says the phone works (1) or not, or ends the call unresolved (0); replies that say neither have none. " +
+        "τ²-bench telecom publishes agents' success rates, not what its customers say, so there are no real replies to compare the histogram with.",
+    },
   },
   outcome: (_bench, d) => outcomeOf(d),
 };
