@@ -20,7 +20,7 @@ import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, storeSize 
 import { jobKey } from "../experiment/store";
 import type { Summary } from "../experiment/stats";
 import { vsParseJson } from "../lm/vs-parse";
-import { registerRemoteCommands } from "./remote-commands";
+import { promptRemoteKeys, registerRemoteCommands, remoteLines } from "./remote-commands";
 import { encodePolicies } from "../experiment/policies";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId } from "../experiment/config";
@@ -28,6 +28,7 @@ import type { ConditionId } from "../experiment/config";
 const USAGE_ERROR = 2;
 
 interface RunOptions {
+  apiKeyPrompt?: boolean;
   preset: string;
   seeds?: number;
   seedBase?: number;
@@ -104,6 +105,7 @@ program
   .option("--policies <dir>", "write every condition × seed's trained policy into this folder (the Play page's policies of a recording)")
   .option("--no-store", "pretrain every model live instead of loading stored ones (public/pretrained/)")
   .option("--quiet", "print only the table (and problems with the store)")
+  .option("--api-key-prompt", "ask on the terminal for the API key of each remote panel member's server (kept in memory only)")
   .action(async (opts: RunOptions) => {
     let raw: unknown;
     try {
@@ -121,6 +123,7 @@ program
       if (e instanceof ConfigError) usageError(e.message);
       throw e;
     }
+    if (opts.apiKeyPrompt) await promptRemoteKeys(config); // before the workers start: they inherit the keys
     const parallel = opts.parallel ?? config.parallel ?? Math.min(availableParallelism(), 8);
     const executor: Executor = parallel > 1 ? new NodeWorkerExecutor(parallel, opts.backend) : new InlineExecutor((await createBackend(opts.backend)).backend);
     const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
@@ -282,6 +285,7 @@ export function formatReport(r: RunReport): string {
     lines.push("", "reference agents with humans (exact where the world allows):");
     for (const l of refs) lines.push(`  ${l.label}: ${(100 * l.humanSuccess).toFixed(1)} % — ${l.description}`);
   }
+  lines.push(...remoteLines(r));
   lines.push("", `calibration against ${r.calibration.source}`);
   lines.push(table([["statistic", "real", "fitted", "tolerance"], ...r.calibration.rows.map((c) => [c.name, c.real.toFixed(3), c.fitted.toFixed(3), `±${c.tolerance}`])]));
   const st = r.store;

@@ -37,6 +37,30 @@ const PanelLm = z.strictObject({
   dtype: z.enum(["fp32", "fp16", "q8", "int8", "uint8", "q4", "q4f16"]).optional(), // weight file (onnx/model_<dtype>.onnx); default: transformers.js's per-device choice
 });
 
+/**
+ * A model on a server with the OpenAI-compatible API as a panel member: RemoteSimulator
+ * (src/remote/remote-simulator.ts). The API key is read from the environment variable `apiKeyEnv`
+ * (or asked for by the CLI), never written in a config.
+ */
+const PanelRemote = z.strictObject({
+  baseUrl: z.string().min(1), // the server's base URL, e.g. http://127.0.0.1:8000/v1
+  model: z.string().min(1), // the served model id
+  mode: z.enum(["direct", "vs"]), // direct: the model's own reply distribution; vs: Verbalized Sampling (its VS format or prompt)
+  protocol: z.enum(["acts", "text"]).optional(), // acts: the act-text chat of collapse-lab serve (default); text: the benchmark's LM prompts (real LMs)
+  scoring: z.enum(["auto", "logprobs", "sample"]).optional(), // direct: log-probs where offered (auto, default), only log-probs, or sampled replies
+  samples: int(1, 256).optional(), // replies per dialogue state when sampling; default 16
+  temperature: num(0, 2).optional(), // sent with sampling requests; default 1
+  k: int(1, 64).optional(), // vs only: candidates asked for; default vs.k
+  selection: z.enum(["random", "prob"]).optional(), // vs only: default vs.selection
+  concurrency: int(1, 64).optional(), // requests in flight per worker; default 8
+  timeoutMs: int(100).optional(), // per request attempt; default 60000
+  retries: int(0, 10).optional(), // default 4
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable's name")
+    .optional(), // the variable that holds the API key (never the key itself)
+});
+
 const NETWORK_KEYS = ["gamma", "prior", "corpusScale", "seedOffset"] as const;
 
 /**
@@ -52,16 +76,29 @@ const PanelMember = z
     corpusScale: num(0.05, 4).optional(), // corpus size relative to the reference's (network members)
     seedOffset: int(0).optional(), // its own pretraining seed (network members)
     lm: PanelLm.optional(), // present: an LM member
+    remote: PanelRemote.optional(), // present: a model on a remote server
   })
   .superRefine((m, ctx) => {
-    if (m.lm) {
-      for (const k of NETWORK_KEYS) if (m[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: "an LM member (with lm) is not pretrained here; remove this key" });
-      if (m.lm.mode === "direct") {
+    if (m.lm && m.remote) ctx.addIssue({ code: "custom", path: ["remote"], message: "a member is an LM (lm) or a remote model (remote), not both" });
+    if (m.lm || m.remote) {
+      const what = m.lm ? "an LM member (with lm)" : "a remote member (with remote)";
+      for (const k of NETWORK_KEYS) if (m[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: `${what} is not pretrained here; remove this key` });
+      if (m.lm?.mode === "direct") {
         for (const k of ["k", "selection", "exponent"] as const) if (m.lm[k] !== undefined) ctx.addIssue({ code: "custom", path: ["lm", k], message: 'only for mode "vs"' });
+      }
+      if (m.remote?.mode === "direct") {
+        for (const k of ["k", "selection"] as const) if (m.remote[k] !== undefined) ctx.addIssue({ code: "custom", path: ["remote", k], message: 'only for mode "vs"' });
+      }
+      if (m.remote?.mode === "vs" && m.remote.scoring !== undefined) ctx.addIssue({ code: "custom", path: ["remote", "scoring"], message: 'only for mode "direct" (vs reads candidates)' });
+      if (m.remote) {
+        const u = URL.canParse(m.remote.baseUrl) ? new URL(m.remote.baseUrl) : null;
+        if (!u || !/^https?:$/.test(u.protocol)) ctx.addIssue({ code: "custom", path: ["remote", "baseUrl"], message: "expected an http(s) URL such as http://127.0.0.1:8000/v1" });
+        else if (u.username || u.password || u.search)
+          ctx.addIssue({ code: "custom", path: ["remote", "baseUrl"], message: "no credentials or query string in the URL: give the API key through apiKeyEnv" });
       }
     } else {
       for (const k of ["gamma", "corpusScale", "seedOffset"] as const)
-        if (m[k] === undefined) ctx.addIssue({ code: "custom", path: [k], message: "required for a pretrained panel member (one without lm)" });
+        if (m[k] === undefined) ctx.addIssue({ code: "custom", path: [k], message: "required for a pretrained panel member (one without lm or remote)" });
     }
   });
 

@@ -303,11 +303,11 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
     lmPanel = await openLmPanel(
       bench,
       config,
-      pretrained.panel.flatMap((p) => ("lm" in p ? [p] : [])),
+      pretrained.panel.flatMap((p) => (!("result" in p) ? [p] : [])),
       backend.name,
     );
     for (const p of pretrained.panel) {
-      if ("lm" in p) {
+      if (!("result" in p)) {
         entries.push({ sim: lmPanel.simulators.get(p.name)!, role: "panel", trueGamma: null, ref: null });
         continue;
       }

@@ -171,7 +171,7 @@ export async function runExperiment(
   },
 ): Promise<RunReport> {
   const t0 = performance.now();
-  await checkLmPanel(config); // a missing LM folder fails now, not after pretraining
+  await checkLmPanel(config, opts.onNote); // a missing LM folder or an unreachable remote model fails now, not after pretraining
   const { cache, store } = opts;
   const seeds = seedsOf(config);
   const jobs = [...panelJobs(config), ...seeds.flatMap((s) => pretrainJobs(config, s))];

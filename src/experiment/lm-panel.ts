@@ -5,6 +5,9 @@
 // one loaded model — and its label scores — among members that name the same model (e.g. one
 // model direct and VS), and disposes them at its end.
 //
+// A member with `remote` instead is a RemoteSimulator: a model on a server with the
+// OpenAI-compatible API (vLLM, SGLang, collapse-lab serve), its key from the environment.
+//
 // `model` is a local Hugging Face folder when written as a path (/abs, ./rel, ../rel, ~/…; in the
 // browser a URL path the app serves), else a hub id. Local folders are checked before anything is
 // pretrained (checkLmPanel); hub ids are only checked when a task loads them.
@@ -15,8 +18,20 @@ import { LmSimulator } from "../lm/lm-simulator";
 import { promptKey } from "../lm/types";
 import type { ContinuationScore, LanguageModel } from "../lm/types";
 import type { ExperimentConfig, PanelMemberConfig } from "./config";
+import type { UserSimulator } from "../simulators/simulator";
+import { RemoteClient, describeCapabilities } from "../remote/client";
+import { RemoteSimulator, type RemoteSimulatorStats } from "../remote/remote-simulator";
+import { apiKeyFor } from "../remote/secrets";
+import { dialogueMessages } from "../remote/act-text";
+import { benchmarkFor } from "../benchmarks/registry";
 
 export type PanelLmConfig = NonNullable<PanelMemberConfig["lm"]>;
+export type PanelRemoteConfig = NonNullable<PanelMemberConfig["remote"]>;
+
+/** A remote member's client: its own (its request counts are its own), with the key for its base URL. */
+function remoteClient(r: PanelRemoteConfig): RemoteClient {
+  return new RemoteClient({ baseUrl: r.baseUrl, apiKey: apiKeyFor(r.baseUrl, r.apiKeyEnv), timeoutMs: r.timeoutMs, retries: r.retries });
+}
 
 const IS_NODE = typeof process !== "undefined" && !!process.versions?.node && typeof window === "undefined" && typeof self === "undefined";
 
@@ -60,8 +75,21 @@ type ScoreCache = Map<string, Promise<ContinuationScore[]>>;
  * Fails fast, before any pretraining, when a local LM member's folder or its config.json is missing:
  * "panel member X: model not found at /path (…)". Hub ids are not checked here (that would download).
  */
-export async function checkLmPanel(config: ExperimentConfig): Promise<void> {
+export async function checkLmPanel(config: ExperimentConfig, onNote?: (message: string) => void): Promise<void> {
   for (const m of config.panel) {
+    if (m.remote) {
+      // probed once, before pretraining: an unreachable server, a refused key or an unknown model fails now
+      const r = m.remote;
+      const bench = benchmarkFor(config);
+      const example = (r.protocol ?? "acts") === "acts" ? { messages: dialogueMessages(bench, firstUserTurn(bench), "user") } : {};
+      const caps = await remoteClient({ ...r, retries: Math.min(r.retries ?? 2, 2) })
+        .probe(r.model, example)
+        .catch((e: unknown) => {
+          throw memberError(m.name, e);
+        });
+      onNote?.(`panel member ${m.name}: ${describeCapabilities(caps).replace(/\n/g, "\n  ")}`);
+      continue;
+    }
     if (!m.lm || !isLocalModel(m.lm.model)) continue;
     const folder = modelFolder(m.lm.model);
     const missing = (why: string) => new Error(`panel member ${m.name}: model not found at ${folder} (${why}); give the folder of a Hugging Face model: config.json, tokenizer files, onnx/model.onnx`);
@@ -91,11 +119,26 @@ export async function checkLmPanel(config: ExperimentConfig): Promise<void> {
   }
 }
 
+/** The first state at the user's turn, playing the first allowed act at every other turn (a probe's chat turn). */
+function firstUserTurn(bench: Benchmark) {
+  const d = { card: bench.population.cardDistribution()[0].card, acts: [] as number[] };
+  for (let i = 0; i < bench.context && bench.turn(d) !== "user" && bench.turn(d) !== "done"; i++) {
+    const t = bench.turn(d);
+    const allowed = t === "agent" ? bench.maskClasses[bench.agentClass(d)].allowed : bench.acts.flatMap((a, j) => (a.kind === "env" ? [j] : []));
+    d.acts.push(allowed[0]);
+  }
+  return d;
+}
+
 export interface LmPanel {
-  /** One simulator per LM member, by member name. */
-  simulators: Map<string, LmSimulator>;
+  /** One simulator per LM or remote member, by member name. */
+  simulators: Map<string, UserSimulator>;
+  /** What each remote member did (scoring, requests, fallbacks, unmapped replies), for the report. */
+  remoteStats(): RemoteSimulatorStats[];
   dispose(): Promise<void>;
 }
+
+type OpenMember = { name: string; lm: PanelLmConfig } | { name: string; remote: PanelRemoteConfig };
 
 /**
  * Loads the LM members' models (each distinct model once) and builds their simulators. Webgpu
@@ -103,9 +146,30 @@ export interface LmPanel {
  * The simulators' randomness comes only from the Rng the rollouts pass in, so the numbers are a
  * function of config + seed + backend.
  */
-export async function openLmPanel(bench: Benchmark, config: ExperimentConfig, members: { name: string; lm: PanelLmConfig }[], engine: BackendName): Promise<LmPanel> {
-  const simulators = new Map<string, LmSimulator>();
-  if (members.length === 0) return { simulators, dispose: async () => {} };
+export async function openLmPanel(bench: Benchmark, config: ExperimentConfig, all: OpenMember[], engine: BackendName): Promise<LmPanel> {
+  const simulators = new Map<string, UserSimulator>();
+  const remotes: RemoteSimulator[] = [];
+  for (const m of all) {
+    if (!("remote" in m)) continue;
+    const r = m.remote;
+    const vs = r.mode === "vs" ? { k: r.k ?? config.vs.k, selection: r.selection ?? config.vs.selection } : {};
+    const sim = new RemoteSimulator(bench, remoteClient(r), {
+      name: m.name,
+      model: r.model,
+      mode: r.mode,
+      protocol: r.protocol,
+      scoring: r.scoring,
+      samples: r.samples,
+      temperature: r.temperature,
+      concurrency: r.concurrency,
+      ...vs,
+    });
+    remotes.push(sim);
+    simulators.set(m.name, sim);
+  }
+  const remoteStats = () => remotes.map((r) => ({ ...r.stats }));
+  const members = all.flatMap((m) => ("lm" in m ? [m] : []));
+  if (members.length === 0) return { simulators, remoteStats, dispose: async () => {} };
   const { TransformersLanguageModel: Lm } = await import("../lm/backend");
   const loaded = new Map<string, { model: Promise<TransformersLanguageModel>; scores: ScoreCache }>();
   const dispose = async () => {
@@ -139,5 +203,5 @@ export async function openLmPanel(bench: Benchmark, config: ExperimentConfig, me
     await dispose();
     throw e;
   }
-  return { simulators, dispose };
+  return { simulators, remoteStats, dispose };
 }

@@ -84,7 +84,10 @@ export async function pretrain(backend: EngineBackend, bench: Benchmark, dialogu
 }
 
 /** A held-out panel member, in config order: a pretrained network (collapsed to π^γ) or a real LM. */
-export type PanelEntry = { name: string; gamma: number; result: PretrainResult } | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> }; // loaded by lm-panel.ts where it is used
+export type PanelEntry =
+  | { name: string; gamma: number; result: PretrainResult }
+  | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> } // loaded by lm-panel.ts where it is used
+  | { name: string; remote: NonNullable<PanelMemberConfig["remote"]> }; // a remote server's model (lm-panel.ts)
 
 export interface PretrainedSet {
   seed: number;
@@ -121,13 +124,13 @@ export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
  * need no job; `member` stays the index in `c.panel`.
  */
 export function panelJobs(c: ExperimentConfig): PretrainJob[] {
-  return c.panel.flatMap((m, i): PretrainJob[] => (m.lm ? [] : [{ kind: "panel", seed: c.seedBase, member: i }]));
+  return c.panel.flatMap((m, i): PretrainJob[] => (m.lm || m.remote ? [] : [{ kind: "panel", seed: c.seedBase, member: i }]));
 }
 
 /** A network member's pretraining settings (validateConfig requires them when `lm` is absent). */
 function networkMember(c: ExperimentConfig, i: number): { name: string; gamma: number; prior?: number[]; corpusScale: number; seedOffset: number } {
-  const { name, gamma, prior, corpusScale, seedOffset, lm } = c.panel[i];
-  if (lm || gamma === undefined || corpusScale === undefined || seedOffset === undefined) throw new Error(`panel member ${name} is not a pretrained network`);
+  const { name, gamma, prior, corpusScale, seedOffset, lm, remote } = c.panel[i];
+  if (lm || remote || gamma === undefined || corpusScale === undefined || seedOffset === undefined) throw new Error(`panel member ${name} is not a pretrained network`);
   return { name, gamma, prior, corpusScale, seedOffset };
 }
 
@@ -184,7 +187,11 @@ export function assemblePretrained(c: ExperimentConfig, seed: number, results: M
     reference,
     ensemble,
     panel: c.panel.map((m, i): PanelEntry =>
-      m.lm ? { name: m.name, lm: m.lm } : { name: m.name, gamma: networkMember(c, i).gamma, result: find((j) => j.kind === "panel" && j.member === i, c.seedBase) },
+      m.lm
+        ? { name: m.name, lm: m.lm }
+        : m.remote
+          ? { name: m.name, remote: m.remote }
+          : { name: m.name, gamma: networkMember(c, i).gamma, result: find((j) => j.kind === "panel" && j.member === i, c.seedBase) },
     ),
     basePolicy: find((j) => j.kind === "policy"),
   };

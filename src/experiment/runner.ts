@@ -16,6 +16,7 @@ import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
 import { createOpponents } from "./conditions";
 import { encode } from "../benchmarks/encode";
 import { openLmPanel } from "./lm-panel";
+import type { RemoteSimulatorStats } from "../remote/remote-simulator";
 import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import { modelOptions, type PretrainedSet } from "./pretrain";
 import { groupedPersonas, outcome, play } from "./rollout";
@@ -52,6 +53,8 @@ export interface SeedMetrics {
   humanPassK?: number[];
   /** Wall time of this unit's RL steps and of its evaluation (curve points and the final one), ms; absent in older reports. */
   timing?: { rlMs: number; evalMs: number };
+  /** Remote panel members: how each scored (log-probs or sampled replies), its requests, fallbacks and unmapped replies; absent without them. */
+  remoteSimulators?: RemoteSimulatorStats[];
   /** The trained policy's parameters (no Adam state), for the Play page; runExperiment hands them to onPolicy and keeps them out of the report. */
   finalPolicy?: Checkpoint;
 }
@@ -156,7 +159,7 @@ export async function runUnit(
   const lmPanel = await openLmPanel(
     bench,
     config,
-    pretrained.panel.flatMap((m) => ("lm" in m ? [m] : [])),
+    pretrained.panel.flatMap((m) => (!("result" in m) ? [m] : [])),
     backend.name,
   );
   const owned = [] as { dispose(): void }[];
@@ -164,7 +167,7 @@ export async function runUnit(
   const basePolicy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
   owned.push(policy, basePolicy);
   const panel: UserSimulator[] = pretrained.panel.map((m) => {
-    if ("lm" in m) return lmPanel.simulators.get(m.name)!;
+    if (!("result" in m)) return lmPanel.simulators.get(m.name)!;
     const model = backend.createModel(m.result.checkpoint, opts);
     owned.push(model);
     return new NeuralSimulator(m.name, bench, model, m.gamma, true);
@@ -279,6 +282,7 @@ export async function runUnit(
       referenceKLOnPolicy,
       ...(humanPassK ? { humanPassK } : {}),
       timing,
+      ...(lmPanel.remoteStats().length ? { remoteSimulators: lmPanel.remoteStats() } : {}),
       finalPolicy: { format, config: modelConfig, tensors },
     };
   } finally {

@@ -138,7 +138,7 @@ export function servedWorld(
     user("vs", `Verbalized Sampling of the aligned simulator (fidelity φ = ${c.vs.fidelity}): its verbalized distribution q_φ`, (ds) => vs.distribution(ds)),
   ];
   for (const m of pretrained.panel) {
-    if ("lm" in m) continue; // LM members are served by their own servers, not here
+    if (!("result" in m)) continue; // LM and remote members are not networks of this project
     const sim = new NeuralSimulator(m.name, bench, load(m.result), m.gamma, true);
     models.push(user(`panel/${slug(m.name)}`, `held-out panel member ${m.name} (γ = ${m.gamma})`, (ds) => sim.distribution(ds)));
   }
