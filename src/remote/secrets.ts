@@ -46,7 +46,7 @@ export function apiKeyFor(baseUrl: string, envName?: string): string | undefined
 /** Asks for a key on the terminal without echoing it; rejects when there is no terminal. */
 export async function promptApiKey(baseUrl: string, input: NodeJS.ReadStream = process.stdin, output: NodeJS.WriteStream = process.stderr): Promise<string> {
   if (!input.isTTY) throw new Error(`an API key for ${normaliseBaseUrl(baseUrl)} was to be asked for, but there is no terminal; set it in an environment variable instead`);
-  const { createInterface } = await import("node:readline");
+  const { createInterface } = await import(/* @vite-ignore */ "node:readline");
   output.write(`API key for ${normaliseBaseUrl(baseUrl)} (not shown): `);
   const rl = createInterface({ input, terminal: true, output: { write: () => true } as unknown as NodeJS.WritableStream });
   try {
