@@ -139,6 +139,17 @@ describe("collapse-lab serve with the openai client", () => {
     expect((await pre("http://evil.example")).headers.get("access-control-allow-origin")).toBeNull();
   });
 
+  it("the project's remote client talks to it: n, seeds, streaming", async () => {
+    const client = new RemoteClient({ baseUrl: baseURL, apiKey: KEY, retries: 0 });
+    const req = { model: "vs", messages: dialogueMessages(world.bench, dialogue(["greeting", "agree", "ask"]), "user"), n: 5, seed: 21 };
+    const [a, b] = [await client.chat(req), await client.chat(req)];
+    expect(a.choices.map((c) => c.message.content)).toEqual(b.choices.map((c) => c.message.content));
+    expect(a.choices).toHaveLength(5);
+    const streamed = ["", "", "", "", ""];
+    for await (const d of client.chatStream(req)) streamed[d.index] += d.content;
+    expect(streamed).toEqual(a.choices.map((c) => c.message.content));
+  });
+
   it("the project's remote client probes it: chat, log-probs and n, no /completions", async () => {
     const caps = await new RemoteClient({ baseUrl: baseURL, apiKey: KEY, retries: 0 }).probe("aligned", { messages: dialogueMessages(world.bench, dialogue(["greeting"]), "user") });
     expect(caps).toMatchObject({ chat: true, chatLogprobs: true, n: true, completions: false, echoLogprobs: false });
