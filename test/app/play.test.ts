@@ -227,6 +227,19 @@ describe("PlayState.merge", () => {
 });
 
 describe("PlayPage (jsdom)", () => {
+  it("renders imported text as text, never as HTML, and no Play source uses {@html}", async () => {
+    const sources = ["pages/PlayPage.svelte", ...["PlayChat", "PersonaCard", "PlayResults", "PlayDialogues", "StudyPanel"].map((c) => `components/play/${c}.svelte`)];
+    for (const f of sources) expect(readFileSync(join(__dirname, "../../src/app", f), "utf8")).not.toMatch(/\{@html|innerHTML/);
+    const play = new PlayState({ results: new MemoryPlayStore(), fetch: stubFetch(), base: BASE });
+    render(PlayPage, { state: play, linkFor: (p: string) => p });
+    await screen.findByTestId("play-start");
+    const evil = '<img src="x" onerror="window.pwned = 1">';
+    await play.merge([{ name: "evil.json", text: JSON.stringify(playFile([record({ run: evil, persona: { source: "own", card: [evil], type: "<b>bold</b>" } })])) }]);
+    const merged = await screen.findByTestId("merged-results");
+    expect(merged.querySelector("caption")!.textContent).toContain(evil);
+    expect(document.querySelector("img, b")).toBeNull();
+  });
+
   it("plays a dialogue with the keyboard; no condition name is on the page until the decision, then it is revealed and counted", async () => {
     const results = new MemoryPlayStore("tester");
     const play = new PlayState({ results, fetch: stubFetch(), base: BASE });

@@ -169,7 +169,10 @@ describe("the Play page", () => {
   });
 
   it("merges both players' files into one table: the duplicate counted once, the bad file named, all kept across a reload", async () => {
+    // the lecturer's view: the Play page without the class link's lock
     const page = pages.get("a")!;
+    await page.goto(new URL("./#play", base).href);
+    await page.getByTestId("merge-input").waitFor({ state: "attached" });
     const bad = join(tmp, "not-a-results-file.json");
     writeFileSync(bad, '{"format": "collapse-lab/play-results@1", "exportedAt": "x", "records": [{"id": "x"}]}');
     await page.getByTestId("merge-input").setInputFiles([fileA, fileB]);

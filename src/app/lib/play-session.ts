@@ -47,9 +47,22 @@ export function recordTranscript(bench: Benchmark, record: { acts: string[]; per
   return transcript(bench, { card, acts }, record.sessionSeed);
 }
 
-/** Whether the Play page can play a run of this benchmark (it needs a user who ends with an outcome it can read). */
+const playableCache = new Map<string, boolean>();
+
+/**
+ * Whether a person can play the user of this benchmark here: its user ends with an outcome the page
+ * can read (its lm part), and the world has no moves and no hidden state of its own (a phone's
+ * screen or faults the person would have to be shown), so replies alone make the game.
+ */
 export function playable(benchmark: string): boolean {
-  return !!benchmarkModule(benchmark).lm;
+  let ok = playableCache.get(benchmark);
+  if (ok === undefined) {
+    const m = benchmarkModule(benchmark);
+    const bench = m.create(m.defaultWorld);
+    ok = !!m.lm && !bench.envAct && !bench.population.sampleHidden;
+    playableCache.set(benchmark, ok);
+  }
+  return ok;
 }
 
 /** The policy as an engine model of one row on the reference engine. */

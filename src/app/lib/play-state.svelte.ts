@@ -125,7 +125,8 @@ export class PlayState {
       }
       if (token !== this.#load) return;
       this.report = report;
-      if (!playable(report.config.benchmark)) throw new Error(`The Play page plays Persuasion runs; this run is ${benchmarkModule(report.config.benchmark).title}.`);
+      if (!playable(report.config.benchmark))
+        throw new Error(`A person cannot play this run here: ${benchmarkModule(report.config.benchmark).title} has moves or hidden state of its own that replies alone do not cover.`);
       if (typeof policies === "string") throw new Error(policies);
       this.policies = policies;
       if (this.setup.conditions.length === 0 || !this.locked) {
