@@ -205,15 +205,15 @@ describe("Direct vs Verbalized Sampling", () => {
     expect(m.direct.uniqueShare).toBe(0);
     expect(m.direct.distinct).toEqual(distinctScores(Array(8).fill("I'll donate $1.")));
     expect(m.direct.embedding).toBeCloseTo(0, 6);
-    expect(m.direct.donations).toEqual(compareDonations(Array(8).fill(1)));
+    expect(m.direct.outcomes).toEqual(compareDonations(Array(8).fill(1)));
     const vsTexts = [...VS_ITEMS, ...VS_ITEMS].map(([t]) => t);
     expect(m.vsAll.count).toBe(8);
     expect(m.vsAll.distinct).toEqual(distinctScores(vsTexts));
-    expect(m.vsAll.donations).toEqual(compareDonations(vsTexts.map((t) => parseDonation(t))));
+    expect(m.vsAll.outcomes).toEqual(compareDonations(vsTexts.map((t) => parseDonation(t))));
     expect(m.vsAll.distinct.distinct2).toBeGreaterThan(m.direct.distinct.distinct2);
     expect(m.vsAll.embedding!).toBeGreaterThan(0.2);
     expect(m.vsSelected.count).toBe(2);
-    expect(m.vsAll.donations.ks).not.toBeNull();
+    expect(m.vsAll.outcomes.ks).not.toBeNull();
     expect(r.embeddingNote).toBeNull();
   });
 
@@ -241,7 +241,7 @@ describe("Direct vs Verbalized Sampling", () => {
     expect(r.vs).toHaveLength(1);
     expect(r.vs[0].format).toBe("raw");
     expect(r.vs[0].warnings.length).toBeGreaterThan(0);
-    expect(r.vs[0].candidates).toEqual([{ text: weird, probability: 1, donation: 0.5 }]);
+    expect(r.vs[0].candidates).toEqual([{ text: weird, probability: 1, outcome: 0.5 }]);
     expect(r.direct[0].text).toBe(weird);
   });
 

@@ -1,6 +1,6 @@
 // The LM lab page on a lab with fake models: the tiny-model option is labelled as gibberish;
 // loading shows per-file progress and the device; a run renders replies as text (never HTML),
-// the VS calls with their parse warnings and selection, the numbers table and the donation chart;
+// the VS calls with their parse warnings and selection, the numbers table and the outcome chart;
 // a held run shows its Cancel button and cancelling shows a note; errors land in their section.
 import { cleanup, fireEvent, render, screen, within } from "@testing-library/svelte";
 import { afterEach, describe, expect, it } from "vitest";
@@ -53,7 +53,7 @@ describe("LmPage", () => {
     expect((screen.getByTestId("run-compare") as HTMLButtonElement).disabled).toBe(false);
   });
 
-  it("renders replies as text, VS calls with selection, the numbers and the donation chart", async () => {
+  it("renders replies as text, VS calls with selection, the numbers and the outcome chart", async () => {
     const { lab } = tinyLab();
     lab.source = "tiny";
     await lab.load();
@@ -82,7 +82,7 @@ describe("LmPage", () => {
     expect(row("parsed")[0]).toBe("4 of 4");
     expect(row("mean")[0]).toBe("$1.00");
     expect(Number(row("distinct1")[1])).toBeGreaterThan(Number(row("distinct1")[0]));
-    const bars = screen.getByTestId("donation-chart").querySelectorAll('g[aria-label="bar"] rect');
+    const bars = screen.getByTestId("outcome-chart").querySelectorAll('g[aria-label="bar"] rect');
     expect(bars.length).toBe(5 * 4); // five amounts × (Direct, VS all, VS selected, humans)
   });
 

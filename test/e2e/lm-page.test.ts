@@ -1,7 +1,7 @@
 // The LM lab page end to end: a production build served by Vite's preview server on 127.0.0.1,
 // in the system's headless Chromium. The tiny test models are built in the page, loaded into the
 // LM worker on wasm (ORT's wasm served by the app), and Direct vs VS runs there; replies, the
-// numbers and the donation chart must render with no console errors and no request leaving the
+// numbers and the outcome chart must render with no console errors and no request leaving the
 // origin.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser } from "playwright";
@@ -63,7 +63,7 @@ describe("the LM lab page", () => {
         for (const v of values) expect(v, row).toBeLessThanOrEqual(1);
       }
       expect((await cells("parsed"))[0]).toMatch(/^\d of 4$/);
-      expect(await page.getByTestId("donation-chart").locator('g[aria-label="bar"] rect').count()).toBe(20);
+      expect(await page.getByTestId("outcome-chart").locator('g[aria-label="bar"] rect').count()).toBe(20);
       expect(await page.getByTestId("compare-error").count()).toBe(0);
       expect(errors).toEqual([]);
       expect(foreign).toEqual([]);

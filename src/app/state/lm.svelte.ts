@@ -1,14 +1,16 @@
-// The LM lab's state (DESIGN §4, §6): which models to load and from where, their load progress
-// (per file and overall), Direct vs Verbalized Sampling replies of the instruct model at one
-// persona card and dialogue state with their diversity and donation numbers, and γ of the
-// instruct model against its base model. The models live in the LM worker behind an LmLabHost;
+// The LM lab's state (DESIGN §4, §6): which benchmark's user the LM plays (any whose module has an
+// lm part; everything benchmark-specific — prompts, presets, outcomes and their names — comes from
+// that part), which models to load and from where, their load progress (per file and overall),
+// Direct vs Verbalized Sampling replies of the instruct model at one persona card and dialogue
+// state with their diversity and outcome numbers, and γ of the instruct model against its base
+// model. The models live in the LM worker behind an LmLabHost;
 // this class only builds prompts, parses, selects and measures (all cheap), so it runs unchanged
 // on fake models in tests. One job at a time; every job can be cancelled.
 import type { DeviceRequest, LoadProgress, LoadedInfo, ModelSource } from "../../lm/backend";
 import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../../lm/types";
 import type { Dialogue } from "../../benchmarks/types";
-import { benchmarkModule } from "../../benchmarks/registry";
-import type { OutcomeComparison } from "../../benchmarks/types";
+import { BENCHMARK_IDS, benchmarkModule } from "../../benchmarks/registry";
+import type { Benchmark, BenchmarkLm, BenchmarkModule, OutcomeComparison } from "../../benchmarks/types";
 import { LmCancelledError, lmErrorKind, type LmErrorKind } from "../../lm/errors";
 import { parseVs, selectCandidate, type VsFormat, type VsTextSelection } from "../../lm/vs-parse";
 import { distinctScores, embeddingDiversity, type DistinctScores } from "../../lm/measures";
@@ -46,36 +48,63 @@ export interface StateChoice {
   acts: string[]; // act names; the user speaks next
 }
 
-/** The lab's benchmark: the one whose module has an lm part (Persuasion). */
-export const LAB_BENCHMARK = "persuasion";
-const lab = (() => {
-  const m = benchmarkModule(LAB_BENCHMARK);
-  if (!m.lm) throw new Error(`LM lab: the ${m.title} benchmark has no lm part`);
-  return { module: m, lm: m.lm, bench: m.create(m.defaultWorld) };
-})();
-const labLm = lab.lm;
+/** A benchmark the lab can play: its module, lm part and world (default config). */
+export interface LabBenchmark {
+  id: string;
+  module: BenchmarkModule;
+  lm: BenchmarkLm;
+  bench: Benchmark;
+}
 
-export const LM_CARDS: readonly CardChoice[] = labLm.cards;
-/** Preset dialogue states (act names), each ending at the user's turn. */
-export const LM_STATES: readonly StateChoice[] = labLm.states;
+/** The benchmarks whose module has an lm part, in the registry's order; the first is the default. */
+export const LAB_BENCHMARKS: readonly { id: string; title: string }[] = BENCHMARK_IDS.flatMap((id) => {
+  const m = benchmarkModule(id);
+  return m.lm ? [{ id, title: m.title }] : [];
+});
+export const LAB_BENCHMARK = LAB_BENCHMARKS[0].id;
 
-const actId = (name: string) => {
-  const i = lab.bench.acts.findIndex((a) => a.name === name);
-  if (i < 0) throw new Error(`LM lab: unknown act ${name}`);
-  return i;
-};
+const labs = new Map<string, LabBenchmark>();
+/** The lab's view of a benchmark (built once). @throws on an unknown id or a benchmark without an lm part. */
+export function labBenchmark(id: string): LabBenchmark {
+  let b = labs.get(id);
+  if (!b) {
+    const m = benchmarkModule(id);
+    if (!m.lm) throw new Error(`LM lab: the ${m.title} benchmark has no prompts for real LMs`);
+    b = { id, module: m, lm: m.lm, bench: m.create(m.defaultWorld) };
+    labs.set(id, b);
+  }
+  return b;
+}
+
+/** The default benchmark's preset persona cards. */
+export const LM_CARDS: readonly CardChoice[] = labBenchmark(LAB_BENCHMARK).lm.cards;
+/** The default benchmark's preset dialogue states (act names), each ending at the user's turn. */
+export const LM_STATES: readonly StateChoice[] = labBenchmark(LAB_BENCHMARK).lm.states;
+
+/** The state a benchmark's lab opens on: its first preset state where the user must state the outcome (else its first). */
+export function defaultState(benchmark: string): string {
+  const { lm } = labBenchmark(benchmark);
+  const card = lm.cards[0].id;
+  return (lm.states.find((s) => lm.decisionDue(labDialogue(card, s.id, benchmark))) ?? lm.states[0]).id;
+}
 
 export const DEFAULT_CARD = LM_CARDS[0].id;
-export const DEFAULT_STATE = "ask-after-greeting";
+export const DEFAULT_STATE = defaultState(LAB_BENCHMARK);
 
-/** The dialogue of a preset state under a card. @throws on an unknown id or a state that is not the persuadee's turn. */
-export function labDialogue(cardId: string, stateId: string): Dialogue {
-  const card = LM_CARDS.find((c) => c.id === cardId);
-  const state = LM_STATES.find((s) => s.id === stateId);
+/** The dialogue of a preset state under a card. @throws on an unknown id or a state that is not the user's turn. */
+export function labDialogue(cardId: string, stateId: string, benchmark: string = LAB_BENCHMARK): Dialogue {
+  const { lm, bench, module } = labBenchmark(benchmark);
+  const card = lm.cards.find((c) => c.id === cardId);
+  const state = lm.states.find((s) => s.id === stateId);
   if (!card) throw new Error(`LM lab: no card ${JSON.stringify(cardId)}`);
   if (!state) throw new Error(`LM lab: no dialogue state ${JSON.stringify(stateId)}`);
+  const actId = (name: string) => {
+    const i = bench.acts.findIndex((a) => a.name === name);
+    if (i < 0) throw new Error(`LM lab: unknown act ${name}`);
+    return i;
+  };
   const d: Dialogue = { card: [...card.card], acts: state.acts.map(actId) };
-  if (lab.bench.turn(d) !== "user") throw new Error(`LM lab: in state ${state.id} the persuadee does not speak next`);
+  if (bench.turn(d) !== "user") throw new Error(`LM lab: in state ${state.id} the ${module.roles.user.toLowerCase()} does not speak next`);
   return d;
 }
 
@@ -134,14 +163,14 @@ export type JobKind = "load" | "compare" | "gamma";
 export interface ReplyView {
   text: string;
   tokens: number;
-  donation: number | null;
+  outcome: number | null; // the benchmark's outcome read from the text (lm.parseOutcome)
 }
 
 export interface VsCallView {
   raw: string;
   format: VsFormat;
   warnings: string[];
-  candidates: { text: string; probability: number; donation: number | null }[];
+  candidates: { text: string; probability: number; outcome: number | null }[];
   /** Index of the candidate selection picked; null when the output held none. */
   selected: number | null;
 }
@@ -153,10 +182,11 @@ export interface MeasureSet {
   uniqueShare: number;
   distinct: DistinctScores;
   embedding: number | null;
-  donations: OutcomeComparison;
+  outcomes: OutcomeComparison;
 }
 
 export interface CompareSettings {
+  benchmark: string; // its id
   card: string;
   state: string;
   instruct: string;
@@ -183,6 +213,7 @@ export interface CompareResult {
 }
 
 export interface GammaSettings {
+  benchmark: string; // its id
   instruct: string;
   base: string;
   card: string;
@@ -266,6 +297,9 @@ export class LmLabState {
   localPath = $state("models/");
   device = $state<DeviceRequest>("auto");
 
+  // which benchmark's user the LM plays (set through `benchmark`)
+  #benchmark = $state(LAB_BENCHMARK);
+
   // Direct vs VS
   cardId = $state(DEFAULT_CARD);
   stateId = $state(DEFAULT_STATE);
@@ -298,12 +332,16 @@ export class LmLabState {
   gpuNote = $state.raw<string | null>(null);
 
   readonly busy = $derived(this.job !== null);
-  readonly dialogue = $derived(labDialogue(this.cardId, this.stateId));
-  readonly transcript = $derived(labLm.renderTranscript(this.dialogue));
-  readonly decision = $derived(labLm.decisionDue(this.dialogue));
+  /** The chosen benchmark's module, lm part and world. */
+  readonly lab = $derived(labBenchmark(this.#benchmark));
+  readonly cards = $derived(this.lab.lm.cards);
+  readonly states = $derived(this.lab.lm.states);
+  readonly dialogue = $derived(labDialogue(this.cardId, this.stateId, this.#benchmark));
+  readonly transcript = $derived(this.lab.lm.renderTranscript(this.dialogue));
+  readonly decision = $derived(this.lab.lm.decisionDue(this.dialogue));
   /** k while it is being edited can be anything; the shown prompt and call count use a valid one. */
   readonly #kShown = $derived(Number.isInteger(this.k) && this.k >= 1 && this.k <= 20 ? this.k : 5);
-  readonly prompts = $derived({ direct: labLm.directPrompt(this.dialogue), vs: labLm.vsPrompt(this.dialogue, { k: this.#kShown }) });
+  readonly prompts = $derived({ direct: this.lab.lm.directPrompt(this.dialogue), vs: this.lab.lm.vsPrompt(this.dialogue, { k: this.#kShown }) });
   readonly vsCalls = $derived(Number.isInteger(this.n) && this.n >= 1 ? Math.ceil(this.n / this.#kShown) : 0);
   /** Overall load progress over every file seen so far, in [0, 1]; null before sizes are known. */
   readonly overall = $derived.by(() => {
@@ -325,7 +363,30 @@ export class LmLabState {
   #models: { instruct?: LabLanguageModel; base?: LabLanguageModel; embedder?: LabEmbeddingModel } = {};
   #abort: AbortController | null = null;
 
-  constructor(private readonly host: LmLabHost) {}
+  /** @param benchmark the benchmark it opens on (default: the first with an lm part). */
+  constructor(
+    private readonly host: LmLabHost,
+    benchmark: string = LAB_BENCHMARK,
+  ) {
+    this.benchmark = benchmark;
+  }
+
+  /** The benchmark whose user the LM plays; choosing another opens its first card and default state and clears the results (they belong to the other). */
+  get benchmark(): string {
+    return this.#benchmark;
+  }
+  set benchmark(id: string) {
+    if (id === this.#benchmark && this.cards.some((c) => c.id === this.cardId)) return;
+    if (this.busy) throw new Error("LM lab: wait for the running job (or cancel it) before choosing another benchmark");
+    const { lm } = labBenchmark(id);
+    this.#benchmark = id;
+    this.cardId = lm.cards[0].id;
+    this.stateId = defaultState(id);
+    this.compare = null;
+    this.gamma = null;
+    this.error = null;
+    this.notice = null;
+  }
 
   /** Cancels the running job (a load, a Direct-vs-VS run or a γ run). */
   cancel(): void {
@@ -461,9 +522,11 @@ export class LmLabState {
       return null;
     }
     const embedder = this.#models.embedder;
+    const labLm = this.lab.lm;
     const settings: CompareSettings = {
-      card: LM_CARDS.find((c) => c.id === this.cardId)!.label,
-      state: LM_STATES.find((s) => s.id === this.stateId)!.label,
+      benchmark: this.#benchmark,
+      card: this.cards.find((c) => c.id === this.cardId)!.label,
+      state: this.states.find((s) => s.id === this.stateId)!.label,
       instruct: lm.id,
       embedder: embedder?.id ?? null,
       n: this.n,
@@ -489,7 +552,7 @@ export class LmLabState {
         if (signal.aborted) throw new LmCancelledError("generation");
         const rows = Math.min(BATCH, n - done);
         const gens = await lm.generate(labLm.directPrompt(d), { ...sampling, n: rows, seed: seed + done }, { signal });
-        update({ direct: [...result.direct, ...gens.map((g) => ({ text: g.text.trim(), tokens: g.tokens, donation: labLm.parseOutcome(g.text) }))] });
+        update({ direct: [...result.direct, ...gens.map((g) => ({ text: g.text.trim(), tokens: g.tokens, outcome: labLm.parseOutcome(g.text) }))] });
         for (let i = 0; i < rows; i++) this.#step(i + 1 + done === n ? `VS calls (k = ${k})` : undefined);
       }
       // VS: ⌈n/k⌉ calls of k candidates; one candidate selected per call
@@ -506,7 +569,7 @@ export class LmLabState {
             raw: g.text,
             format: parsed.format,
             warnings: parsed.warnings,
-            candidates: parsed.candidates.map((c) => ({ ...c, donation: labLm.parseOutcome(c.text) })),
+            candidates: parsed.candidates.map((c) => ({ ...c, outcome: labLm.parseOutcome(c.text) })),
             selected,
           };
         });
@@ -519,13 +582,13 @@ export class LmLabState {
       const vsSel = result.vs.flatMap((c) => (c.selected === null ? [] : [c.candidates[c.selected]]));
       const groups = [directTexts, vsAll.map((c) => c.text), vsSel.map((c) => c.text)];
       const { values: emb, note } = await this.#embeddingDiversity(embedder, groups, signal);
-      const measure = (label: string, texts: string[], donations: (number | null)[], embedding: number | null): MeasureSet => ({
+      const measure = (label: string, texts: string[], outcomes: (number | null)[], embedding: number | null): MeasureSet => ({
         label,
         count: texts.length,
         uniqueShare: uniqueShare(texts),
         distinct: distinctScores(texts),
         embedding,
-        donations: labLm.compareOutcomes(donations),
+        outcomes: labLm.compareOutcomes(outcomes),
       });
       this.#step();
       update({
@@ -533,19 +596,19 @@ export class LmLabState {
           direct: measure(
             "Direct",
             directTexts,
-            result.direct.map((r) => r.donation),
+            result.direct.map((r) => r.outcome),
             emb[0],
           ),
           vsAll: measure(
             "VS, all candidates",
             groups[1],
-            vsAll.map((c) => c.donation),
+            vsAll.map((c) => c.outcome),
             emb[1],
           ),
           vsSelected: measure(
             "VS, selected",
             groups[2],
-            vsSel.map((c) => c.donation),
+            vsSel.map((c) => c.outcome),
             emb[2],
           ),
         },
@@ -612,11 +675,14 @@ export class LmLabState {
       this.error = { kind: null, title: "Check the settings", message: this.settingsProblem, job: "gamma" };
       return null;
     }
-    const states = this.gammaAllStates ? LM_STATES.map((s) => s.id) : [this.stateId];
+    const states = this.gammaAllStates ? this.states.map((s) => s.id) : [this.stateId];
+    const benchmark = this.#benchmark;
+    const labLm = this.lab.lm;
     const settings: GammaSettings = {
+      benchmark,
       instruct: instruct.id,
       base: base.id,
-      card: LM_CARDS.find((c) => c.id === this.cardId)!.label,
+      card: this.cards.find((c) => c.id === this.cardId)!.label,
       states,
       samples: this.gammaSamples,
       maxNewTokens: this.maxNewTokens,
@@ -640,8 +706,8 @@ export class LmLabState {
       const prompts: LmGammaPrompt[] = [];
       let dropped = 0;
       for (const [j, id] of states.entries()) {
-        const d = labDialogue(this.cardId, id);
-        const label = LM_STATES.find((s) => s.id === id)!.label;
+        const d = labDialogue(this.cardId, id, benchmark);
+        const label = this.states.find((s) => s.id === id)!.label;
         this.job = { ...this.job!, label: `Instruct replies, ${label}` };
         const replies = await sample(instruct, labLm.directPrompt(d), settings.seed + 1000 * j);
         this.#step(`Base replies, ${label}`);

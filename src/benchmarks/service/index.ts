@@ -179,7 +179,7 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
     decisionDue,
     cards: LM_CARDS,
     states: LM_STATES,
-    outcomeName: "resolution", // 1: the customer says the phone works; 0: it does not, or the call ends without a fix (lm-measures.ts)
+    outcomeName: "verdict", // whether the phone works: 1 the customer says it does; 0 it does not, or the call ends without a fix (lm-measures.ts)
     parseOutcome: (text) => parseResolved(text),
     compareOutcomes: (values) => compareResolved(values),
     outcomeView: {
