@@ -91,6 +91,7 @@ async function playDialogue(page: Page, key: string): Promise<string> {
   }
   const condition = (await page.getByTestId("revealed-condition").textContent())!;
   expect(await page.evaluate(() => document.activeElement?.getAttribute("data-testid"))).toBe("play-next");
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, `play-reveal-${page.viewportSize()!.width}.png`), fullPage: true });
   await page.keyboard.press("Enter"); // next dialogue: back to the setup
   await page.getByTestId("play-start").waitFor();
   return condition;
@@ -182,7 +183,7 @@ describe("the Play page", () => {
     expect(await page.getByTestId("merge-messages").textContent()).toContain("player-a.json: 0 dialogues added, 6 already merged (duplicates) left out");
     const check = async () => {
       const table = page.getByTestId("merged-results");
-      expect(await table.locator("caption").textContent()).toContain("Merged: 8 dialogues from 2 files, 2 players");
+      expect(await page.getByTestId("merged-results-caption").textContent()).toContain("Merged: 8 dialogues from 2 files, 2 players");
       const n = await Promise.all(CONDITIONS.map(async (c) => Number((await table.locator(`tr[data-condition="${c}"] td`).first().textContent()) ?? 0)));
       expect(n.reduce((a, b) => a + b, 0)).toBe(8);
     };

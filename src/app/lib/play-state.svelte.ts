@@ -4,6 +4,7 @@
 // reactive state the page renders, until the person has made their decision.
 import { benchmarkFor, benchmarkModule } from "../../benchmarks/registry";
 import type { Benchmark } from "../../benchmarks/types";
+import type { Checkpoint } from "../../engine/checkpoint";
 import { Rng } from "../../engine/random";
 import type { ConditionId } from "../../experiment/config";
 import type { RunReport } from "../../experiment/experiment";
@@ -68,6 +69,7 @@ export class PlayState {
 
   #dialogue: PlayDialogue | null = null;
   #assignment: Assignment | null = null; // hidden until the decision
+  #checkpoints = new Map<string, Promise<Checkpoint>>(); // the run's policies, fetched when it loads
   #startedAt = 0;
   #load = 0;
 
@@ -129,6 +131,10 @@ export class PlayState {
         throw new Error(`A person cannot play this run here: ${benchmarkModule(report.config.benchmark).title} has moves or hidden state of its own that replies alone do not cover.`);
       if (typeof policies === "string") throw new Error(policies);
       this.policies = policies;
+      // every policy is fetched now, before any dialogue: which file a dialogue loads would show
+      // its condition in the browser's network panel
+      this.#checkpoints = new Map(policies.available.map(({ condition, seed }) => [`${condition}:${seed}`, policies.load(condition, seed)]));
+      for (const p of this.#checkpoints.values()) p.catch(() => undefined); // reported when a dialogue needs it
       if (this.setup.conditions.length === 0 || !this.locked) {
         const keep = this.setup.conditions.filter((c) => this.playableConditions.includes(c));
         this.setup = { ...this.setup, conditions: keep.length ? keep : [...this.playableConditions] };
@@ -176,7 +182,7 @@ export class PlayState {
       const seeds = (c: ConditionId) => available.filter((p) => p.condition === c).map((p) => p.seed);
       const a = assign({ study: this.setup.study, player: this.player, scheme: this.setup.scheme, conditions: this.conditions, seeds, index: this.nextIndex });
       this.#assignment = a;
-      const checkpoint = await this.policies.load(a.condition, a.seed);
+      const checkpoint = await (this.#checkpoints.get(`${a.condition}:${a.seed}`) ?? this.policies.load(a.condition, a.seed));
       const model = policyModel(this.bench, this.report.config, checkpoint);
       if (this.persona.card.length !== this.bench.cardLen) this.drawPersona();
       this.#dialogue = new PlayDialogue(this.bench, model, this.report.config.rl.temperature, a.sessionSeed, this.persona.card);
