@@ -20,6 +20,11 @@ import { EMPTY_MERGE, mergeFiles, parsePlayFile, playFile, recordsCsv, summarise
 import { PlayDialogue, policyModel, replay } from "../../src/app/lib/play-session";
 import { DEFAULT_SETUP, PlayState } from "../../src/app/lib/play-state.svelte";
 import { MemoryPlayStore } from "../../src/app/lib/play-store";
+import { TEST_CONFIG } from "./report-fixture";
+import { createBackend } from "../../src/engine/backends/index";
+import { runExperiment } from "../../src/experiment/experiment";
+import { InlineExecutor } from "../../src/experiment/tasks";
+import type { StoredRun } from "../../src/app/lib/run-store";
 
 const RECORDED = join(__dirname, "../../public/recorded");
 const BASE = "http://localhost/";
@@ -93,6 +98,45 @@ describe("a recording's policies", () => {
     expect(await stored.load("vs", 0)).toBe(ck);
     tasks.clear();
     expect(await storedPolicies(runs, "r1", report)).toMatch(/kept no trained policies/);
+  });
+});
+
+describe("a run made in this browser", () => {
+  it("keeps each unit's trained policy with its finished tasks, out of the report, and the Play page plays it", async () => {
+    const { backend } = await createBackend("cpu");
+    const tasks = new Map<string, unknown>();
+    const handed: string[] = [];
+    const made = await runExperiment(TEST_CONFIG, new InlineExecutor(backend), {
+      backend: "cpu",
+      preset: "test",
+      cache: { get: async (k) => tasks.get(k), put: async (k, v) => void tasks.set(k, v) },
+      onPolicy: (condition, seed) => handed.push(`${condition}:${seed}`),
+    });
+    expect(JSON.stringify(made)).not.toContain("finalPolicy");
+    expect(handed.sort()).toEqual(TEST_CONFIG.conditions.flatMap((c) => [`${c}:0`, `${c}:1`]).sort());
+    const run: StoredRun = {
+      id: "r1",
+      createdAt: 0,
+      updatedAt: 0,
+      status: "done",
+      title: "test run",
+      url: { preset: "persuasion-smoke", sets: [], backend: "auto", autorun: false, page: "play" },
+      backend: "cpu",
+      report: made,
+      tasksDone: 1,
+      tasksTotal: 1,
+    };
+    const runs = { list: async () => [run], get: async () => run, taskCache: () => ({ get: async (k: string) => tasks.get(k), put: async () => {} }) };
+    const results = new MemoryPlayStore();
+    const play = new PlayState({ runs, results, fetch: stubFetch(), base: BASE });
+    await play.open(formatPlaySetup({ ...DEFAULT_SETUP, run: { kind: "stored", id: "r1" } }));
+    expect(play.unavailable).toBeNull();
+    expect(play.storedRuns).toEqual([{ id: "r1", title: "test run" }]);
+    expect(play.playableConditions).toEqual(TEST_CONFIG.conditions);
+    await play.start();
+    for (let i = 0; i < 20 && play.phase === "playing"; i++) await play.choose(play.options[0].act);
+    expect(play.phase).toBe("revealed");
+    expect((await results.records())[0]).toMatchObject({ run: "stored/r1", runKey: runKey(made) });
   });
 });
 
