@@ -9,6 +9,11 @@ presets=("$@")
 [ ${#presets[@]} -gt 0 ] || mapfile -t presets < <(npx --no-install collapse-lab presets 2>/dev/null | awk '{print $1}')
 for p in "${presets[@]}"; do
   echo "recording $p …"
-  rm -rf "public/recorded/$p.policies"
-  npx --no-install collapse-lab run --preset "$p" --quiet --out "public/recorded/$p.json" --policies "public/recorded/$p.policies"
+  # the report and its policies are replaced together, once the run has finished
+  out="public/recorded/$p"
+  rm -rf "$out.policies.tmp"
+  npx --no-install collapse-lab run --preset "$p" --quiet --out "$out.json.tmp" --policies "$out.policies.tmp"
+  rm -rf "$out.policies"
+  mv "$out.policies.tmp" "$out.policies"
+  mv "$out.json.tmp" "$out.json"
 done
