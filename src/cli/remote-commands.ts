@@ -167,7 +167,7 @@ export function remoteLines(r: RunReport): string[] {
         by.set(x.name, t);
       }
   if (by.size === 0) return [];
-  const lines = ["", "remote panel members (summed over the training units):"];
+  const lines = ["", "remote simulators (summed over the training units):"];
   for (const t of by.values()) {
     const how = [
       t.logprobStates ? `${t.logprobStates} states scored from log-probs` : "",

@@ -14,6 +14,8 @@ import { VerbalizedSampling } from "../simulators/vs";
 import type { ConditionId, ExperimentConfig } from "./config";
 import { encode } from "../benchmarks/encode";
 import type { PretrainedSet } from "./pretrain";
+import { remoteSimulator } from "./lm-panel";
+import type { RemoteSimulator, RemoteSimulatorStats } from "../remote/remote-simulator";
 import type { Played } from "./rollout";
 
 /** What a condition trains against, step by step. */
@@ -28,6 +30,8 @@ export interface TrainingOpponents {
   afterStep?(step: number, played: Played, rewards: Float64Array, playOwn?: PlayOwn): Promise<{ simReward?: number; simKl?: number }>;
   /** The simulators whose success is reported as "train-simulator success". */
   evaluationSimulators(): UserSimulator[];
+  /** What remote training simulators did (config simulator.remote), for the report. */
+  remoteStats?(): RemoteSimulatorStats[];
   dispose(): void;
 }
 
@@ -193,6 +197,17 @@ export function createOpponents(id: ConditionId, ctx: ConditionContext): Trainin
   const gamma = config.simulator.gamma;
   const owned: EngineModel[] = [];
   const dispose = () => owned.forEach((m) => m.dispose());
+  // remote training simulators (simulator.remote) replace the pretrained networks they name
+  const remote = config.simulator.remote;
+  const fromRemote = (sims: RemoteSimulator[]): TrainingOpponents => ({
+    simulatorFor: (step) => sims[step % sims.length],
+    evaluationSimulators: () => sims,
+    remoteStats: () => sims.map((s) => ({ ...s.stats })),
+    dispose,
+  });
+  if (id === "single" && remote?.single) return fromRemote([remoteSimulator(ctx.bench, config, "remote simulator", remote.single)]);
+  if (id === "ensemble" && remote?.ensemble) return fromRemote(remote.ensemble.map((r, k) => remoteSimulator(ctx.bench, config, `remote simulator ${k + 1}`, r)));
+  if (id === "vs" && remote?.vs) return fromRemote([remoteSimulator(ctx.bench, config, "remote vs simulator", remote.vs)]);
   switch (id) {
     case "base":
       return null;

@@ -42,23 +42,39 @@ const PanelLm = z.strictObject({
  * (src/remote/remote-simulator.ts). The API key is read from the environment variable `apiKeyEnv`
  * (or asked for by the CLI), never written in a config.
  */
-const PanelRemote = z.strictObject({
-  baseUrl: z.string().min(1), // the server's base URL, e.g. http://127.0.0.1:8000/v1
-  model: z.string().min(1), // the served model id
-  mode: z.enum(["direct", "vs"]), // direct: the model's own reply distribution; vs: Verbalized Sampling (its VS format or prompt)
-  protocol: z.enum(["acts", "text"]).optional(), // acts: the act-text chat of collapse-lab serve (default); text: the benchmark's LM prompts (real LMs)
-  scoring: z.enum(["auto", "logprobs", "sample"]).optional(), // direct: log-probs where offered (auto, default), only log-probs, or sampled replies
-  samples: int(1, 256).optional(), // replies per dialogue state when sampling; default 16
-  temperature: num(0, 2).optional(), // sent with sampling requests; default 1
-  k: int(1, 64).optional(), // vs only: candidates asked for; default vs.k
-  selection: z.enum(["random", "prob"]).optional(), // vs only: default vs.selection
-  concurrency: int(1, 64).optional(), // requests in flight per worker; default 8
-  timeoutMs: int(100).optional(), // per request attempt; default 60000
-  retries: int(0, 10).optional(), // default 4
-  apiKeyEnv: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable's name")
-    .optional(), // the variable that holds the API key (never the key itself)
+const PanelRemote = z
+  .strictObject({
+    baseUrl: z.string().min(1), // the server's base URL, e.g. http://127.0.0.1:8000/v1
+    model: z.string().min(1), // the served model id
+    mode: z.enum(["direct", "vs"]), // direct: the model's own reply distribution; vs: Verbalized Sampling (its VS format or prompt)
+    protocol: z.enum(["acts", "text"]).optional(), // acts: the act-text chat of collapse-lab serve (default); text: the benchmark's LM prompts (real LMs)
+    scoring: z.enum(["auto", "logprobs", "sample"]).optional(), // direct: log-probs where offered (auto, default), only log-probs, or sampled replies
+    samples: int(1, 256).optional(), // replies per dialogue state when sampling; default 16
+    temperature: num(0, 2).optional(), // sent with sampling requests; default 1
+    k: int(1, 64).optional(), // vs only: candidates asked for; default vs.k
+    selection: z.enum(["random", "prob"]).optional(), // vs only: default vs.selection
+    concurrency: int(1, 64).optional(), // requests in flight per worker; default 8
+    timeoutMs: int(100).optional(), // per request attempt; default 60000
+    retries: int(0, 10).optional(), // default 4
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable's name")
+      .optional(), // the variable that holds the API key (never the key itself)
+  })
+  .superRefine((r, ctx) => {
+    if (r.mode === "direct") for (const k of ["k", "selection"] as const) if (r[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: 'only for mode "vs"' });
+    if (r.mode === "vs" && r.scoring !== undefined) ctx.addIssue({ code: "custom", path: ["scoring"], message: 'only for mode "direct" (vs reads candidates)' });
+    const u = URL.canParse(r.baseUrl) ? new URL(r.baseUrl) : null;
+    if (!u || !/^https?:$/.test(u.protocol)) ctx.addIssue({ code: "custom", path: ["baseUrl"], message: "expected an http(s) URL such as http://127.0.0.1:8000/v1" });
+    else if (u.username || u.password || u.search) ctx.addIssue({ code: "custom", path: ["baseUrl"], message: "no credentials or query string in the URL: give the API key through apiKeyEnv" });
+  });
+
+/**
+ * Remote training simulators (optional): `single` trains against `single`, `ensemble` rotates over
+ * `ensemble` per batch, `vs` trains against `vs` (mode "vs") instead of the pretrained networks.
+ */
+const TrainingRemote = z.strictObject({ single: PanelRemote.optional(), ensemble: z.array(PanelRemote).min(1).optional(), vs: PanelRemote.optional() }).superRefine((r, ctx) => {
+  if (r.vs && r.vs.mode !== "vs") ctx.addIssue({ code: "custom", path: ["vs", "mode"], message: 'the vs condition\'s remote simulator has mode "vs"' });
 });
 
 const NETWORK_KEYS = ["gamma", "prior", "corpusScale", "seedOffset"] as const;
@@ -86,16 +102,6 @@ const PanelMember = z
       if (m.lm?.mode === "direct") {
         for (const k of ["k", "selection", "exponent"] as const) if (m.lm[k] !== undefined) ctx.addIssue({ code: "custom", path: ["lm", k], message: 'only for mode "vs"' });
       }
-      if (m.remote?.mode === "direct") {
-        for (const k of ["k", "selection"] as const) if (m.remote[k] !== undefined) ctx.addIssue({ code: "custom", path: ["remote", k], message: 'only for mode "vs"' });
-      }
-      if (m.remote?.mode === "vs" && m.remote.scoring !== undefined) ctx.addIssue({ code: "custom", path: ["remote", "scoring"], message: 'only for mode "direct" (vs reads candidates)' });
-      if (m.remote) {
-        const u = URL.canParse(m.remote.baseUrl) ? new URL(m.remote.baseUrl) : null;
-        if (!u || !/^https?:$/.test(u.protocol)) ctx.addIssue({ code: "custom", path: ["remote", "baseUrl"], message: "expected an http(s) URL such as http://127.0.0.1:8000/v1" });
-        else if (u.username || u.password || u.search)
-          ctx.addIssue({ code: "custom", path: ["remote", "baseUrl"], message: "no credentials or query string in the URL: give the API key through apiKeyEnv" });
-      }
     } else {
       for (const k of ["gamma", "corpusScale", "seedOffset"] as const)
         if (m[k] === undefined) ctx.addIssue({ code: "custom", path: [k], message: "required for a pretrained panel member (one without lm or remote)" });
@@ -112,6 +118,7 @@ const COMMON = {
     gamma: num(1, 1000), // alignment strength γ of the aligned simulator: π_ref^γ
     model: ModelSize,
     pretrain: Pretrain,
+    remote: TrainingRemote.optional(), // models on remote servers as the training simulators of single, ensemble, vs
   }),
   policy: z.strictObject({
     model: ModelSize,

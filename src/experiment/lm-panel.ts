@@ -22,7 +22,7 @@ import type { UserSimulator } from "../simulators/simulator";
 import { RemoteClient, describeCapabilities } from "../remote/client";
 import { RemoteSimulator, type RemoteSimulatorStats } from "../remote/remote-simulator";
 import { apiKeyFor } from "../remote/secrets";
-import { dialogueMessages } from "../remote/act-text";
+import { dialogueMessages, exampleDialogue } from "../remote/act-text";
 import { benchmarkFor } from "../benchmarks/registry";
 
 export type PanelLmConfig = NonNullable<PanelMemberConfig["lm"]>;
@@ -31,6 +31,33 @@ export type PanelRemoteConfig = NonNullable<PanelMemberConfig["remote"]>;
 /** A remote member's client: its own (its request counts are its own), with the key for its base URL. */
 function remoteClient(r: PanelRemoteConfig): RemoteClient {
   return new RemoteClient({ baseUrl: r.baseUrl, apiKey: apiKeyFor(r.baseUrl, r.apiKeyEnv), timeoutMs: r.timeoutMs, retries: r.retries });
+}
+
+/** A remote model as a simulator (a panel member, or a training simulator of single, ensemble or vs). */
+export function remoteSimulator(bench: Benchmark, config: ExperimentConfig, name: string, r: PanelRemoteConfig): RemoteSimulator {
+  const vs = r.mode === "vs" ? { k: r.k ?? config.vs.k, selection: r.selection ?? config.vs.selection } : {};
+  return new RemoteSimulator(bench, remoteClient(r), {
+    name,
+    model: r.model,
+    mode: r.mode,
+    protocol: r.protocol,
+    scoring: r.scoring,
+    samples: r.samples,
+    temperature: r.temperature,
+    concurrency: r.concurrency,
+    ...vs,
+  });
+}
+
+/** Every remote model a config uses, with the name it plays under. */
+function remoteModels(config: ExperimentConfig): { name: string; remote: PanelRemoteConfig }[] {
+  const t = config.simulator.remote;
+  return [
+    ...config.panel.flatMap((m) => (m.remote ? [{ name: `panel member ${m.name}`, remote: m.remote }] : [])),
+    ...(t?.single ? [{ name: "single's training simulator", remote: t.single }] : []),
+    ...(t?.ensemble ?? []).map((remote, i) => ({ name: `ensemble's training simulator ${i + 1}`, remote })),
+    ...(t?.vs ? [{ name: "vs's training simulator", remote: t.vs }] : []),
+  ];
 }
 
 const IS_NODE = typeof process !== "undefined" && !!process.versions?.node && typeof window === "undefined" && typeof self === "undefined";
@@ -76,20 +103,19 @@ type ScoreCache = Map<string, Promise<ContinuationScore[]>>;
  * "panel member X: model not found at /path (…)". Hub ids are not checked here (that would download).
  */
 export async function checkLmPanel(config: ExperimentConfig, onNote?: (message: string) => void): Promise<void> {
+  // remote models are probed once, before pretraining: an unreachable server, a refused key or an unknown model fails now
+  for (const { name, remote: r } of remoteModels(config)) {
+    const bench = benchmarkFor(config);
+    const model = r.mode === "vs" && (r.protocol ?? "acts") === "acts" && !r.model.endsWith(":vs") ? `${r.model}:vs` : r.model;
+    const example = (r.protocol ?? "acts") === "acts" ? { messages: dialogueMessages(bench, exampleDialogue(bench, "user"), "user") } : {};
+    const caps = await remoteClient({ ...r, retries: Math.min(r.retries ?? 2, 2) })
+      .probe(model, example)
+      .catch((e: unknown) => {
+        throw new Error(`${name}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+      });
+    onNote?.(`${name}: ${describeCapabilities(caps).replace(/\n/g, "\n  ")}`);
+  }
   for (const m of config.panel) {
-    if (m.remote) {
-      // probed once, before pretraining: an unreachable server, a refused key or an unknown model fails now
-      const r = m.remote;
-      const bench = benchmarkFor(config);
-      const example = (r.protocol ?? "acts") === "acts" ? { messages: dialogueMessages(bench, firstUserTurn(bench), "user") } : {};
-      const caps = await remoteClient({ ...r, retries: Math.min(r.retries ?? 2, 2) })
-        .probe(r.model, example)
-        .catch((e: unknown) => {
-          throw memberError(m.name, e);
-        });
-      onNote?.(`panel member ${m.name}: ${describeCapabilities(caps).replace(/\n/g, "\n  ")}`);
-      continue;
-    }
     if (!m.lm || !isLocalModel(m.lm.model)) continue;
     const folder = modelFolder(m.lm.model);
     const missing = (why: string) => new Error(`panel member ${m.name}: model not found at ${folder} (${why}); give the folder of a Hugging Face model: config.json, tokenizer files, onnx/model.onnx`);
@@ -119,17 +145,6 @@ export async function checkLmPanel(config: ExperimentConfig, onNote?: (message: 
   }
 }
 
-/** The first state at the user's turn, playing the first allowed act at every other turn (a probe's chat turn). */
-function firstUserTurn(bench: Benchmark) {
-  const d = { card: bench.population.cardDistribution()[0].card, acts: [] as number[] };
-  for (let i = 0; i < bench.context && bench.turn(d) !== "user" && bench.turn(d) !== "done"; i++) {
-    const t = bench.turn(d);
-    const allowed = t === "agent" ? bench.maskClasses[bench.agentClass(d)].allowed : bench.acts.flatMap((a, j) => (a.kind === "env" ? [j] : []));
-    d.acts.push(allowed[0]);
-  }
-  return d;
-}
-
 export interface LmPanel {
   /** One simulator per LM or remote member, by member name. */
   simulators: Map<string, UserSimulator>;
@@ -151,19 +166,7 @@ export async function openLmPanel(bench: Benchmark, config: ExperimentConfig, al
   const remotes: RemoteSimulator[] = [];
   for (const m of all) {
     if (!("remote" in m)) continue;
-    const r = m.remote;
-    const vs = r.mode === "vs" ? { k: r.k ?? config.vs.k, selection: r.selection ?? config.vs.selection } : {};
-    const sim = new RemoteSimulator(bench, remoteClient(r), {
-      name: m.name,
-      model: r.model,
-      mode: r.mode,
-      protocol: r.protocol,
-      scoring: r.scoring,
-      samples: r.samples,
-      temperature: r.temperature,
-      concurrency: r.concurrency,
-      ...vs,
-    });
+    const sim = remoteSimulator(bench, config, m.name, m.remote);
     remotes.push(sim);
     simulators.set(m.name, sim);
   }

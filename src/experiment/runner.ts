@@ -267,6 +267,7 @@ export async function runUnit(
     for (const a of allActs) histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;
     timing.evalMs += performance.now() - tEval;
     const { format, config: modelConfig, tensors } = await policy.checkpoint();
+    const remoteStats = [...lmPanel.remoteStats(), ...(opponents?.remoteStats?.() ?? [])];
     return {
       seed,
       trainSuccess,
@@ -282,7 +283,7 @@ export async function runUnit(
       referenceKLOnPolicy,
       ...(humanPassK ? { humanPassK } : {}),
       timing,
-      ...(lmPanel.remoteStats().length ? { remoteSimulators: lmPanel.remoteStats() } : {}),
+      ...(remoteStats.length ? { remoteSimulators: remoteStats } : {}),
       finalPolicy: { format, config: modelConfig, tensors },
     };
   } finally {

@@ -8,6 +8,7 @@
 // allowed there, so a wrong dialogue is a clear error instead of a silently different one.
 import type { Benchmark, Dialogue } from "../benchmarks/types";
 import type { ChatMessageIn } from "./client";
+import { Rng } from "../engine/random";
 
 export type Side = "user" | "agent"; // the side the served model plays
 
@@ -44,6 +45,25 @@ export function allowedActs(bench: Benchmark, d: Dialogue): number[] {
   if (t === "user") return [...bench.maskClasses[bench.userClass(d)].allowed];
   if (t === "env") return bench.acts.flatMap((a, i) => (a.kind === "env" ? [i] : []));
   return [];
+}
+
+/**
+ * A short valid dialogue that ends at `side`'s turn (for probes and /v1/models' example_messages):
+ * the first allowed act that hands the turn to `side` where there is one (else the first allowed),
+ * and the world's own move where it moves (on a fixed hidden state).
+ */
+export function exampleDialogue(bench: Benchmark, side: Side): Dialogue {
+  const rng = Rng.seed(0);
+  const hidden = bench.population.sampleHidden?.(rng);
+  const d: Dialogue = { card: bench.population.cardDistribution()[0].card, acts: [] };
+  for (let i = 0; i < bench.context; i++) {
+    const t = bench.turn(d);
+    if (t === side || t === "done") break;
+    const allowed = allowedActs(bench, d);
+    if (t === "env") d.acts.push(bench.envAct ? bench.envAct({ ...d, ...(hidden ? { hidden } : {}) }, rng) : allowed[0]);
+    else d.acts.push(allowed.find((a) => bench.turn({ card: d.card, acts: [...d.acts, a] }) === side) ?? allowed[0]);
+  }
+  return { card: d.card, acts: d.acts };
 }
 
 /** The act among `candidates` that `text` says (any template or the name, case and spacing ignored); null if none. */

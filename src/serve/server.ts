@@ -22,7 +22,7 @@ import { z } from "zod";
 import type { Dialogue } from "../benchmarks/types";
 import { Rng } from "../engine/random";
 import { verbalize } from "../simulators/vs";
-import { actText, ActTextError, allowedActs, dialogueMessages, parseMessages } from "../remote/act-text";
+import { actText, ActTextError, dialogueMessages, exampleDialogue, parseMessages } from "../remote/act-text";
 import type { ServedModel, ServedWorld } from "./models";
 
 export interface ServeOptions {
@@ -136,14 +136,9 @@ export function samplingDistribution(p: Float64Array, temperature: number, topP:
   return q.map((x) => x / z);
 }
 
-/** A valid chat turn for a model: from the start, the first allowed act at each turn until it is the model's. */
+/** A valid chat turn for a model (shown in /v1/models; probes use it). */
 function exampleMessages(world: ServedWorld, m: ServedModel) {
-  const d: Dialogue = { card: world.defaultCard, acts: [] };
-  for (let i = 0; i < world.bench.context && world.bench.turn(d) !== m.side; i++) {
-    if (world.bench.turn(d) === "done") break;
-    d.acts.push(allowedActs(world.bench, d)[0]);
-  }
-  return dialogueMessages(world.bench, d, m.side);
+  return dialogueMessages(world.bench, exampleDialogue(world.bench, m.side), m.side);
 }
 
 interface Choice {

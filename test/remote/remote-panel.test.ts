@@ -74,6 +74,20 @@ describe("a remote panel member in an experiment", () => {
     expect(JSON.stringify(b.config)).toContain(KEY_ENV); // the report names the variable, not the key
   });
 
+  it("single trained against serve's aligned simulator gives the in-process numbers", async () => {
+    const base = merge(presetConfig("persuasion-smoke"), { conditions: ["single"], eval: { diagnosticSeeds: 0 } });
+    const inProcess = validateConfig({ ...base, panel: [base.panel[0]] });
+    const remote = validateConfig(merge(inProcess, { simulator: { remote: { single: { baseUrl, model: "aligned", mode: "direct", apiKeyEnv: KEY_ENV } } } }));
+    const [a, b] = [await run(inProcess, []), await run(remote, [])];
+    const [sa, sb] = [a.conditions[0].seeds[0], b.conditions[0].seeds[0]];
+    expect(sb.trainSuccess).toBe(sa.trainSuccess);
+    expect(sb.curve).toEqual(sa.curve);
+    expect(sb.humanSuccess).toBe(sa.humanSuccess);
+    const stats = (sb as { remoteSimulators?: Record<string, unknown>[] }).remoteSimulators!;
+    expect(stats.map((s) => s.name)).toEqual(["remote simulator"]);
+    expect(stats[0]).toMatchObject({ scoring: "logprobs", fallbacks: 0 });
+  });
+
   it("a wrong key fails the run before pretraining with a readable error that holds no key", async () => {
     process.env.COLLAPSE_LAB_TEST_WRONG_KEY = "sk-wrong-0000000000";
     const base = merge(presetConfig("persuasion-smoke"), { conditions: ["base"], eval: { diagnosticSeeds: 0 } });

@@ -259,3 +259,50 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
     expect(t.stats).toMatchObject({ replies: 2, unmapped: 1 });
   });
 });
+
+describe("RemoteSimulator on the Service benchmark (world moves in the chat)", () => {
+  it("scores Service states exactly through serve, card and [Ticket] messages included", async () => {
+    const sc = presetConfig("service-smoke");
+    const sb = benchmarkFor(sc);
+    const SV = sb.acts.length;
+    const types = sb.population.types;
+    const svcWorld: ServedWorld = {
+      bench: sb,
+      names: { agent: "Agent", user: "Customer" },
+      models: [
+        {
+          id: "human/0",
+          description: types[0].name,
+          side: "user",
+          distribution: async (ds) => {
+            const out = new Float64Array(ds.length * SV);
+            ds.forEach((d, b) => out.set(sb.population.replyProbs(0, d), b * SV));
+            return out;
+          },
+        },
+      ],
+      defaultCard: sb.population.cardDistribution()[0].card,
+      vs: sc.vs,
+      source: "test",
+      dispose: () => {},
+    };
+    const svc = buildServer({ world: svcWorld });
+    await svc.listen({ port: 0, host: "127.0.0.1" });
+    try {
+      const url = `http://127.0.0.1:${(svc.server.address() as AddressInfo).port}/v1`;
+      const client = new RemoteClient({ baseUrl: url });
+      const example = (await client.models()).find((m) => m.id === "human/0")!.example_messages!;
+      expect(example[1].content).toMatch(/^\[Ticket\]/);
+      const caps = await client.probe("human/0");
+      expect(caps).toMatchObject({ chat: true, chatLogprobs: true, n: true });
+      const s = new RemoteSimulator(sb, client, { model: "human/0" });
+      const { exampleDialogue } = await import("../../src/remote/act-text");
+      const d = exampleDialogue(sb, "user");
+      const p = await s.distribution([d]);
+      const want = sb.population.replyProbs(0, d);
+      for (let a = 0; a < SV; a++) expect(p[a]).toBeCloseTo(want[a], 12);
+    } finally {
+      await svc.close();
+    }
+  });
+});
