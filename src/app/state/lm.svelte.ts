@@ -3,9 +3,9 @@
 // that part), which models to load and from where, their load progress (per file and overall),
 // Direct vs Verbalized Sampling replies of the instruct model at one persona card and dialogue
 // state with their diversity and outcome numbers, and γ of the instruct model against its base
-// model. The models live in the LM worker behind an LmLabHost;
-// this class only builds prompts, parses, selects and measures (all cheap), so it runs unchanged
-// on fake models in tests. One job at a time; every job can be cancelled.
+// model. The models live in the LM worker behind an LmLabHost; this class only builds prompts,
+// parses, selects and measures (all cheap), so it runs unchanged on fake models in tests. One job
+// at a time; every job can be cancelled.
 import type { DeviceRequest, LoadProgress, LoadedInfo, ModelSource } from "../../lm/backend";
 import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../../lm/types";
 import type { Dialogue } from "../../benchmarks/types";
@@ -362,6 +362,11 @@ export class LmLabState {
 
   #models: { instruct?: LabLanguageModel; base?: LabLanguageModel; embedder?: LabEmbeddingModel } = {};
   #abort: AbortController | null = null;
+
+  /** The loaded instruct model (the Play page reads a person's own words with it); reactive through `loaded`. */
+  get instructModel(): LabLanguageModel | undefined {
+    return this.loaded.instruct ? this.#models.instruct : undefined;
+  }
 
   /** @param benchmark the benchmark it opens on (default: the first with an lm part). */
   constructor(
