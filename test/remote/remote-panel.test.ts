@@ -18,6 +18,7 @@ import { loadServedWorld, type ServedWorld } from "../../src/serve/models";
 import { buildServer } from "../../src/serve/server";
 import { RemoteClient } from "../../src/remote/client";
 import { apiKeyFor, rememberApiKey } from "../../src/remote/secrets";
+import { remoteLines } from "../../src/cli/remote-commands";
 
 const KEY = "sk-panel-test-7f3a9c1e5b";
 const KEY_ENV = "COLLAPSE_LAB_TEST_REMOTE_KEY";
@@ -86,6 +87,44 @@ describe("a remote panel member in an experiment", () => {
     const stats = (sb as { remoteSimulators?: Record<string, unknown>[] }).remoteSimulators!;
     expect(stats.map((s) => s.name)).toEqual(["remote simulator"]);
     expect(stats[0]).toMatchObject({ scoring: "logprobs", fallbacks: 0 });
+  });
+
+  it("a server without log-probs: the member samples instead, and the report and the CLI say how often", async () => {
+    // a proxy in front of serve that drops every reply's logprobs
+    const proxy = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", async () => {
+        const up = await fetch(baseUrl + req.url!.replace(/^\/v1/, ""), {
+          method: req.method,
+          headers: { "content-type": "application/json", authorization: req.headers.authorization ?? "" },
+          body: req.method === "POST" ? body : undefined,
+        });
+        const json = (await up.json()) as { choices?: { logprobs?: unknown }[] };
+        for (const c of json.choices ?? []) delete c.logprobs;
+        res.writeHead(up.status, { "content-type": "application/json" });
+        res.end(JSON.stringify(json));
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`;
+    try {
+      const base = merge(presetConfig("persuasion-smoke"), { conditions: ["base"], eval: { diagnosticSeeds: 0 } });
+      const config = validateConfig({ ...base, panel: [{ name: "no-logprobs", remote: { baseUrl: proxyUrl, model: "panel/family-a", mode: "direct", samples: 8, apiKeyEnv: KEY_ENV } }] });
+      const notes: string[] = [];
+      const report = await run(config, notes);
+      expect(notes.some((n) => /panel member no-logprobs: .*\n.*chat log-probs no/.test(n))).toBe(true);
+      const stats = (report.conditions[0].seeds[0] as { remoteSimulators?: Record<string, number | string>[] }).remoteSimulators![0];
+      expect(stats).toMatchObject({ scoring: "sample", logprobStates: 0, unmapped: 0 });
+      expect(stats.fallbacks as number).toBeGreaterThan(0);
+      expect(stats.sampledStates).toBe(stats.states);
+      expect(stats.replies).toBe(8 * (stats.states as number));
+      const lines = remoteLines(report).join("\n");
+      expect(lines).toContain(`no-logprobs (panel/family-a at ${proxyUrl}, direct, acts): ${stats.states} from sampled replies, ${stats.fallbacks} of them after log-probs were missing (fallback)`);
+      expect(lines).toContain(`0 of ${stats.replies} replies said no allowed act`);
+    } finally {
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
   });
 
   it("a wrong key fails the run before pretraining with a readable error that holds no key", async () => {
