@@ -2,7 +2,7 @@
 // (public/recorded/, served by a fetch stub): policies load and are refused for another config;
 // a dialogue replays from its record; the assignment is balanced; results, CSV and merging; and
 // the page itself played with the keyboard, with no condition name on it until the decision.
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/svelte";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -25,6 +25,33 @@ import { createBackend } from "../../src/engine/backends/index";
 import { runExperiment } from "../../src/experiment/experiment";
 import { InlineExecutor } from "../../src/experiment/tasks";
 import type { StoredRun } from "../../src/app/lib/run-store";
+import { readReply } from "../../src/app/lib/play-freetext";
+import type { LanguageModel, LmPrompt } from "../../src/lm/types";
+
+/** A fake LM: a label scores high when a word of it appears in the person's words (the prompt's last reply). */
+function fakeLm(): LanguageModel & { prompts: string[] } {
+  const prompts: string[] = [];
+  return {
+    id: "fake",
+    prompts,
+    generate: async () => [],
+    score: async (prompt: LmPrompt, continuations: string[]) => {
+      const text = "text" in prompt ? prompt.text : "";
+      prompts.push(text);
+      const said = text.split("\n").at(-3)?.toLowerCase() ?? ""; // "Persuadee: <their words>"
+      return continuations.map((c) => ({
+        logprob:
+          c
+            .toLowerCase()
+            .split(/\W+/)
+            .filter((w) => w.length > 3 && said.includes(w)).length *
+            3 -
+          5,
+        tokens: 4,
+      }));
+    },
+  };
+}
 
 const RECORDED = join(__dirname, "../../public/recorded");
 const BASE = "http://localhost/";
@@ -267,6 +294,57 @@ describe("PlayState.merge", () => {
     expect(await results.merged()).toEqual(stored);
     await play.merge([{ name: "b.json", text: JSON.stringify(playFile([record({ player: "b" })])) }]);
     expect((await results.merged()).records.map((r) => r.player)).toEqual(["a", "b"]);
+  });
+});
+
+describe("a person's own words", () => {
+  const id = (name: string) => bench.acts.findIndex((a) => a.name === name);
+  it("are read as an act with the LM's label scores over the allowed replies, as the LM simulator scores them", async () => {
+    const lm = fakeLm();
+    const d = { card: bench.population.sample(Rng.seed(2)).card, acts: [id("credibility")] };
+    const r = await readReply(lm, bench, d, "  Honestly, how would I know they are honest? ");
+    expect(r.how).toBe("lm");
+    expect(bench.acts[r.act].name).toBe("object-trust");
+    expect(r.probs.map((p) => p.act).sort((a, b) => a - b)).toEqual(bench.maskClasses[bench.userClass(d)].allowed);
+    expect(r.probs.reduce((a, p) => a + p.p, 0)).toBeCloseTo(1);
+    expect(lm.prompts[0]).toMatch(/Persuadee: Honestly, how would I know they are honest\?\n/);
+  });
+
+  it("a stated donation is taken as stated", async () => {
+    const lm = fakeLm();
+    const d = { card: bench.population.sample(Rng.seed(3)).card, acts: [id("ask")] };
+    const r = await readReply(lm, bench, d, "fine, I'll give $1.50");
+    expect(r).toMatchObject({ how: "stated", act: id("$1.5") });
+    expect(lm.prompts).toEqual([]);
+  });
+
+  it("on the page: typed, read, sent, and kept with the record; the digits type instead of choosing while writing", async () => {
+    const results = new MemoryPlayStore();
+    const lm = fakeLm();
+    const play = new PlayState({ results, fetch: stubFetch(), base: BASE, lm: () => lm });
+    render(PlayPage, { state: play, linkFor: (p: string) => p });
+    const start = await screen.findByTestId("play-start");
+    await waitFor(() => expect((start as HTMLButtonElement).disabled).toBe(false));
+    await fireEvent.click(start);
+    await screen.findByTestId("play-options");
+    const input = screen.getByLabelText(/in your own words/) as HTMLInputElement;
+    const before = play.lines.length;
+    await fireEvent.keyDown(input, { key: "1" });
+    expect(play.lines.length).toBe(before); // no reply chosen
+    await fireEvent.input(input, { target: { value: play.decisionDue ? "I'll give $2" : "I have kids too, it gets to me" } });
+    await fireEvent.submit(screen.getByTestId("play-words"));
+    const reading = await screen.findByTestId("play-reading");
+    await fireEvent.click(within(reading).getByText("Send"));
+    for (let step = 0; step < 20 && !screen.queryByTestId("play-reveal"); step++) {
+      await waitFor(() => expect(screen.queryByTestId("play-options") ?? screen.queryByTestId("play-reveal")).not.toBeNull());
+      if (screen.queryByTestId("play-reveal")) break;
+      await fireEvent.keyDown(window, { key: "1" });
+    }
+    await screen.findByTestId("play-reveal");
+    const [rec] = await results.records();
+    expect(rec.ownWords).toEqual([{ at: 1, text: expect.stringMatching(/^I/) }]);
+    expect(rec.acts[1]).toMatch(/^(share-personal|\$2)$/);
+    expect(parsePlayFile(JSON.stringify(playFile([rec]))).records[0].ownWords).toEqual(rec.ownWords);
   });
 });
 

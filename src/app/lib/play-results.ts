@@ -31,6 +31,10 @@ const RecordSchema = z.strictObject({
   reward: z.number().min(0).max(1),
   startedAt: z.number().finite(),
   finishedAt: z.number().finite(),
+  ownWords: z
+    .array(z.strictObject({ at: z.number().int().min(0), text: z.string().max(300) }))
+    .max(32)
+    .optional(), // replies given in the person's words (an LM read them), by act position
 });
 export type PlayRecord = z.infer<typeof RecordSchema>;
 
@@ -201,6 +205,7 @@ export function recordsCsv(records: readonly PlayRecord[]): string {
       "reward",
       "started_at",
       "finished_at",
+      "own_words",
     ],
     records.map((r) => [
       r.id,
@@ -220,6 +225,7 @@ export function recordsCsv(records: readonly PlayRecord[]): string {
       r.reward,
       new Date(r.startedAt).toISOString(),
       new Date(r.finishedAt).toISOString(),
+      (r.ownWords ?? []).map((w) => `${w.at}: ${w.text}`).join(" | "),
     ]),
   );
 }

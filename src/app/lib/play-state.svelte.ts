@@ -17,9 +17,13 @@ import { recordedPolicies, runKey, storedPolicies, type PolicySource } from "./p
 import { EMPTY_MERGE, mergeFiles, randomId, type MergedSet, type PlayRecord } from "./play-results";
 import { playable, PlayDialogue, policyModel, type ReplyOption, type TranscriptLine } from "./play-session";
 import type { PlayStore } from "./play-store";
+import { MAX_FREE_TEXT, readReply, type Reading } from "./play-freetext";
+import type { LanguageModel } from "../../lm/types";
 
 export interface PlayDeps {
   runs?: Pick<RunStore, "list" | "get" | "taskCache">;
+  /** A real LM loaded in this tab (the LM lab's), which reads a person's own words; undefined when none is. */
+  lm?: () => LanguageModel | undefined;
   results: PlayStore;
   fetch?: typeof fetch;
   base?: string; // where recorded/ is served (document.baseURI in the app)
@@ -63,6 +67,10 @@ export class PlayState {
   thinking = $state(false);
   error = $state<string | null>(null);
   reveal = $state.raw<Reveal | null>(null);
+  /** The person's own words for the current turn, and how the LM read them. */
+  words = $state("");
+  reading = $state.raw<Reading | null>(null);
+  readingBusy = $state(false);
   merged = $state.raw<MergedSet>(EMPTY_MERGE);
   mergeMessages = $state.raw<string[]>([]);
   mergeProblems = $state.raw<string[]>([]);
@@ -70,6 +78,7 @@ export class PlayState {
   #dialogue: PlayDialogue | null = null;
   #assignment: Assignment | null = null; // hidden until the decision
   #checkpoints = new Map<string, Promise<Checkpoint>>(); // the run's policies, fetched when it loads
+  #ownWords: { at: number; text: string }[] = []; // replies given in the person's own words, by act position
   #startedAt = 0;
   #load = 0;
 
@@ -187,6 +196,7 @@ export class PlayState {
       if (this.persona.card.length !== this.bench.cardLen) this.drawPersona();
       this.#dialogue = new PlayDialogue(this.bench, model, this.report.config.rl.temperature, a.sessionSeed, this.persona.card);
       this.#startedAt = Date.now();
+      this.#ownWords = [];
       this.reveal = null;
       this.phase = "playing";
       await this.#advance();
@@ -203,11 +213,42 @@ export class PlayState {
     await this.#advance();
   }
 
+  /** Whether a real LM is loaded to read the person's own words. */
+  get canWrite(): boolean {
+    return !!this.deps.lm?.();
+  }
+
+  /** Reads the person's words as an act with the loaded LM (play-freetext.ts); the person then sends it or picks another. */
+  async read(): Promise<void> {
+    const lm = this.deps.lm?.();
+    const d = this.#dialogue;
+    if (!lm || !d || d.turn !== "user" || this.readingBusy) return;
+    this.readingBusy = true;
+    this.error = null;
+    try {
+      this.reading = await readReply(lm, d.bench, d.dialogue, this.words);
+    } catch (e) {
+      this.error = `Your words could not be read: ${(e as Error).message}`;
+    } finally {
+      this.readingBusy = false;
+    }
+  }
+
+  /** Sends the reply the person's words were read as (or the one they picked instead); the words are kept in the record. */
+  async sendWords(act: number): Promise<void> {
+    const d = this.#dialogue;
+    if (!d || !this.reading) return;
+    this.#ownWords.push({ at: d.dialogue.acts.length, text: this.words.trim().slice(0, MAX_FREE_TEXT) });
+    await this.choose(act);
+  }
+
   /** Plays the persuader until it is the person's turn or the dialogue ends. */
   async #advance(): Promise<void> {
     const d = this.#dialogue!;
     this.thinking = true;
     this.options = [];
+    this.words = "";
+    this.reading = null;
     this.lines = d.lines();
     try {
       while (d.turn === "agent") {
@@ -250,6 +291,7 @@ export class PlayState {
       reward: r.reward,
       startedAt: this.#startedAt,
       finishedAt: Date.now(),
+      ...(this.#ownWords.length ? { ownWords: this.#ownWords } : {}),
     };
     await this.deps.results.add(record);
     this.records = [...this.records, record];
