@@ -49,8 +49,8 @@ class DialogueSlots {
   readonly #lastUse: Float64Array;
   #clock = 0;
 
-  constructor(model: EngineModel) {
-    this.decoder = model.decoder();
+  constructor(model: EngineModel, allRows: boolean) {
+    this.decoder = model.decoder({ allRows });
     this.#owner = new Array<Dialogue | undefined>(model.capacity);
     this.#lastUse = new Float64Array(model.capacity);
   }
@@ -85,10 +85,14 @@ class DialogueSlots {
 
 const slotsByModel = new WeakMap<EngineModel, DialogueSlots>();
 
-export type DecodingMode = "incremental" | "full";
+export type DecodingMode = "incremental" | "all-rows" | "full";
 let decoding: DecodingMode = "incremental";
 
-/** `full` runs the whole padded sequence for every call, as before incremental decoding (benchmarks compare the two). */
+/**
+ * `all-rows` decodes incrementally but computes every slot in every call, as before row buckets;
+ * `full` runs the whole padded sequence for every call, as before incremental decoding
+ * (benchmarks compare the three).
+ */
 export function setDecoding(mode: DecodingMode): void {
   decoding = mode;
 }
@@ -100,7 +104,7 @@ export async function nextActLogprobs(bench: Benchmark, model: EngineModel, dial
   const out = new Float32Array(dialogues.length * V);
   const off = offset(bench, role);
   let slots = slotsByModel.get(model);
-  if (!slots && decoding === "incremental") slotsByModel.set(model, (slots = new DialogueSlots(model)));
+  if (!slots && decoding !== "full") slotsByModel.set(model, (slots = new DialogueSlots(model, decoding === "all-rows")));
   for (let start = 0; start < dialogues.length; start += model.capacity) {
     const chunk = dialogues.slice(start, start + model.capacity);
     const { tokens } = encode(bench, chunk, role);

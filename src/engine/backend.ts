@@ -20,7 +20,7 @@
 //   global-norm clip and an AdamW update.
 import type { ModelConfig } from "./config";
 import type { Checkpoint } from "./checkpoint";
-import type { Decoder } from "./decode";
+import type { Decoder, DecoderOptions } from "./decode";
 
 export type BackendName = "wasm" | "webgpu" | "cpu";
 
@@ -94,7 +94,7 @@ export interface EngineModel {
    * log-probs as `nextLogprobs`, computing only positions a slot has not been fed. Training or
    * loading the model invalidates what it cached; disposing the model disposes it.
    */
-  decoder(): Decoder;
+  decoder(opts?: DecoderOptions): Decoder;
   /** Log-prob [rows, T] of every token given the ones before it (0 at t = 0). */
   tokenLogprobs(batch: TokenBatch, dist?: Dist): Promise<Float32Array>;
   /** Probabilities [rows, T, V] of every allowed token at every position t given the tokens before it (0 at t = 0). */

@@ -18,6 +18,11 @@ export interface DecodeRequest {
   cls?: Int32Array; // [rows] allowed class of that token; default 0
 }
 
+export interface DecoderOptions {
+  /** Compute every slot in every call, as before row buckets (benchmarks compare the two); default false. */
+  allRows?: boolean;
+}
+
 export interface Decoder {
   /** Log-probs [rows, vocab] of token pos[r] of each row given the tokens before it; equal to `nextLogprobs`. */
   next(req: DecodeRequest, dist?: Dist): Promise<Float32Array>;

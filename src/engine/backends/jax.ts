@@ -24,7 +24,7 @@ import {
   type TokenBatch,
   type TrainBatch,
 } from "../backend";
-import { checkDecodeRequest, type DecodeRequest, type Decoder, rowBucket, SlotTable, windowBucket } from "../decode";
+import { checkDecodeRequest, type DecodeRequest, type Decoder, type DecoderOptions, rowBucket, SlotTable, windowBucket } from "../decode";
 
 export type JaxDevice = Extract<Device, "wasm" | "webgpu">;
 
@@ -456,9 +456,10 @@ class JaxModel implements EngineModel {
     return data.slice(0, rows * V);
   }
 
-  decoder(): Decoder {
+  decoder(opts: DecoderOptions = {}): Decoder {
     this.#alive();
     const dec = new JaxDecoder({
+      allRows: opts.allRows ?? false,
       config: this.config,
       capacity: this.capacity,
       classes: this.#classes,
@@ -598,6 +599,7 @@ class JaxModel implements EngineModel {
 }
 
 interface DecodeSource {
+  allRows: boolean; // every slot is a row in every call (no row buckets)
   config: ModelConfig;
   capacity: number;
   classes: number;
@@ -646,7 +648,7 @@ class JaxDecoder implements Decoder {
     const W = windowBucket(plan.width, T);
     const rows = req.slots.length;
     // fewer rows than the capacity: gather those slots into B working rows; else row b is slot b
-    const B = rowBucket(rows, cap);
+    const B = src.allRows ? cap : rowBucket(rows, cap);
     const gathered = B < cap;
     const slots = new Int32Array(B); // padding rows read slot 0 and are never written back
     const back = Int32Array.from({ length: cap }, (_, s) => B + s);
