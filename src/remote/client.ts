@@ -412,6 +412,11 @@ export class RemoteClient {
       // the URL is the base URL given with the key and a fixed path: the key goes nowhere else
       res = await fetch(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, redirect: "error" });
     } catch (e) {
+      if (!signal.aborted && /redirect/i.test(String((e as { cause?: { message?: string } })?.cause?.message ?? "")))
+        throw new RemoteError(
+          "bad-request",
+          `${this.baseUrl}${path} answered with a redirect, which this client never follows (a key must not travel to another server): give the final URL as the base URL`,
+        );
       throw this.#connectionProblem(e, signal, "");
     }
     if (res.ok) return res;

@@ -206,6 +206,44 @@ describe("RemoteClient faults", () => {
     expect(e.kind).toBe("malformed-reply");
   });
 
+  it("a stream that goes silent past the timeout is a timeout error", async () => {
+    script = [
+      (_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`);
+        setTimeout(() => res.end(), 1000); // silent until then
+      },
+    ];
+    const e = await failure(
+      (async () => {
+        for await (const _ of client({ timeoutMs: 150 }).chatStream({ model: "m", messages: [{ role: "user", content: "x" }] })) void _;
+      })(),
+    );
+    expect(e.kind).toBe("timeout");
+    expect(e.message).toMatch(/silent for 150 ms/);
+  });
+
+  it("never follows a redirect, so the key cannot travel to another server", async () => {
+    const other = createServer((req, res) => {
+      seen.push({ method: req.method!, url: `other:${req.url}`, auth: req.headers.authorization, body: "", at: Date.now() });
+      res.end("{}");
+    });
+    await new Promise<void>((r) => other.listen(0, "127.0.0.1", r));
+    script = [
+      (_req, res) => {
+        res.writeHead(307, { location: `http://127.0.0.1:${(other.address() as AddressInfo).port}/v1/models` });
+        res.end();
+      },
+    ];
+    const e = await failure(client({ apiKey: "sk-stay-home-12345", retries: 0 }).models());
+    await new Promise<void>((r) => other.close(() => r()));
+    expect(e.kind).toBe("bad-request");
+    expect(e.message).toMatch(/answered with a redirect, which this client never follows/);
+    expect(seen).toHaveLength(1); // not retried
+    expect(seen.filter((x) => x.url.startsWith("other:"))).toEqual([]);
+    expect(e.message).not.toContain("sk-stay-home");
+  });
+
   it("refuses base URLs with credentials or a query string", () => {
     expect(() => new RemoteClient({ baseUrl: "http://user:pw@127.0.0.1/v1" })).toThrow(/credentials in a URL are refused/);
     expect(() => new RemoteClient({ baseUrl: "http://127.0.0.1/v1?api_key=x" })).toThrow(/query string/);
