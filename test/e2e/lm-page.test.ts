@@ -2,7 +2,7 @@
 // in the system's headless Chromium. The tiny test models are built in the page, loaded into the
 // LM worker on wasm (ORT's wasm served by the app), and Direct vs VS runs there; replies, the
 // numbers and the outcome chart must render with no console errors and no request leaving the
-// origin.
+// origin; a Service preset's link opens the lab on Service's customer.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser } from "playwright";
 import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
@@ -67,6 +67,38 @@ describe("the LM lab page", () => {
       expect(await page.getByTestId("compare-error").count()).toBe(0);
       expect(errors).toEqual([]);
       expect(foreign).toEqual([]);
+      await context.close();
+    },
+    RUN_TIMEOUT * 2,
+  );
+
+  it(
+    "opens on Service from a Service preset's link and runs Direct vs VS with its customer prompts: verdicts, no real-data rows, no console errors",
+    async () => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+      page.on("pageerror", (e) => errors.push(e.message));
+      await page.goto(new URL("./?preset=service-smoke#lm", base).href);
+      expect(await page.getByTestId("benchmark").inputValue()).toBe("service");
+      expect(await page.getByTestId("dialogue").textContent()).toContain("System: [Ticket]");
+      await page.getByTestId("source-tiny").check();
+      await page.getByTestId("device").selectOption("wasm");
+      await page.getByTestId("load").click();
+      await page.getByTestId("device-embedder").waitFor({ timeout: RUN_TIMEOUT });
+      await page.getByTestId("n").fill("4");
+      await page.getByTestId("k").fill("2");
+      await page.getByTestId("max-tokens").fill("16");
+      await page.getByTestId("run-compare").click();
+      await page.getByTestId("measures").waitFor({ timeout: RUN_TIMEOUT });
+      const rows = await page.locator('[data-testid="measures"] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-row")));
+      expect(rows).toContain("parsed");
+      expect(rows).not.toContain("ks");
+      expect(await page.getByTestId("direct-replies").locator("li").count()).toBe(4);
+      expect(await page.getByTestId("outcome-chart").locator('g[aria-label="bar"] rect').count()).toBe(6); // two verdicts × Direct, VS all, VS selected
+      expect(await page.getByTestId("compare-error").count()).toBe(0);
+      expect(errors).toEqual([]);
       await context.close();
     },
     RUN_TIMEOUT * 2,
