@@ -4,7 +4,8 @@
 // condition name anywhere in the DOM until each decision, the blocks scheme balanced over the six
 // conditions, the results table, JSON / CSV export, and the merge of both players' files (a
 // duplicate and a bad file named, nothing stored lost across a reload). A recording without
-// policies says so. `PLAY_SCREENSHOTS=dir` keeps screenshots of the page at both widths.
+// policies says so. With the LM lab's tiny models loaded, a reply written in one's own words is read
+// as an act and kept. `PLAY_SCREENSHOTS=dir` keeps screenshots of the page at both widths.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type BrowserContext, type Page } from "playwright";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -191,6 +192,38 @@ describe("the Play page", () => {
     await page.reload();
     await page.getByTestId("merged-results").waitFor();
     await check();
+  });
+
+  it("with the LM lab's tiny models loaded, a reply written in one's own words is read as an act, sent, and kept", async () => {
+    const { page, errors } = await openPlayer("c", 1280);
+    await page.getByRole("link", { name: "LM lab" }).click(); // in-app navigation: the tab's LM lab stays loaded
+    await page.getByTestId("source-tiny").check();
+    await page.getByTestId("device").selectOption("wasm");
+    await page.getByTestId("load").click();
+    await page.getByTestId("device-instruct").waitFor({ timeout: 120_000 });
+    await page.getByRole("link", { name: "Play" }).click();
+    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);
+    await page.getByTestId("play-start").click();
+    await page.getByTestId("play-options").waitFor({ timeout: 30_000 });
+    const box = page.getByLabel(/in your own words/);
+    await box.fill("I will think about it, 1 2 3");
+    await box.press("Enter");
+    const reading = page.getByTestId("play-reading");
+    await reading.waitFor({ timeout: 60_000 });
+    expect(await reading.textContent()).toMatch(/^\s*Read as “.+”/);
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, "play-own-words-1280.png"), fullPage: true });
+    await reading.getByRole("button", { name: "Send" }).click();
+    for (let turn = 0; turn < 12; turn++) {
+      await page.locator('[data-testid="play-options"] button, [data-testid="play-reveal"]').first().waitFor({ timeout: 30_000 });
+      if (await page.getByTestId("play-reveal").count()) break;
+      expect(await blindOk(page)).toBe(true);
+      await page.keyboard.press("1");
+      await page.waitForFunction(() => !document.querySelector('[data-testid="play-thinking"]'));
+    }
+    await page.getByTestId("play-reveal").waitFor();
+    const file = JSON.parse(readFileSync(await exportFile(page, "export-json", "player-c.json"), "utf8")) as { records: { ownWords?: { at: number; text: string }[] }[] };
+    expect(file.records[0].ownWords).toEqual([{ at: 1, text: "I will think about it, 1 2 3" }]);
+    expect(errors).toEqual([]);
   });
 
   it("a recording without policies says so clearly; the class link carries the setup", async () => {
