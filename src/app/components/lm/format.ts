@@ -8,10 +8,6 @@ export function pct(x: number | null | undefined, digits = 0): string {
   return x == null || !Number.isFinite(x) ? "–" : `${(100 * x).toFixed(digits)}\u202f%`;
 }
 
-export function dollars(x: number | null | undefined): string {
-  return x == null || !Number.isFinite(x) ? "–" : `$${x.toFixed(2)}`;
-}
-
 export function bytes(n: number): string {
   if (!(n > 0)) return "0 B";
   const units = ["B", "kB", "MB", "GB"];
