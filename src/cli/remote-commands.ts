@@ -8,7 +8,7 @@ import { applySet, ConfigError, validateConfig, type ExperimentConfig } from "..
 import { nodeStore } from "../experiment/node-store";
 import { parseReport } from "../experiment/report-schema";
 import { presetConfig } from "../experiment/presets";
-import { describeCapabilities, RemoteClient } from "../remote/client";
+import { describeCapabilities, RemoteClient, type ChatMessageIn } from "../remote/client";
 import { RemoteError } from "../remote/errors";
 import { apiKeyFor, promptApiKey, rememberApiKey } from "../remote/secrets";
 import type { RemoteSimulatorStats } from "../remote/remote-simulator";
@@ -108,6 +108,61 @@ export function registerRemoteCommands(program: Command, { integer, collect, usa
     );
 
   program
+    .command("remote-chat")
+    .description("send one chat turn to a model server and print the reply as it streams in (control characters removed)")
+    .requiredOption("--base-url <url>", "the server's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+    .requiredOption("--model <id>", "the model")
+    .option("--system <text>", 'a system message first (serve: the persona card, e.g. "Persona card: agreeable; caring; rational")')
+    .option("--message <text>", "a message, in order; prefix with assistant: for the model's own turns (repeatable)", collect, [] as string[])
+    .option("--seed <n>", "sampling seed", integer(0))
+    .option("--temperature <t>", "sampling temperature", Number)
+    .option("--max-tokens <n>", "longest reply", integer(1), 256)
+    .option("--api-key-env <name>", "send the API key held in this environment variable")
+    .option("--api-key-prompt", "ask for the API key on the terminal (not shown)")
+    .option("--timeout <ms>", "per request, and the longest silence in the stream", integer(1), 60_000)
+    .action(
+      async (opts: {
+        baseUrl: string;
+        model: string;
+        system?: string;
+        message: string[];
+        seed?: number;
+        temperature?: number;
+        maxTokens: number;
+        apiKeyEnv?: string;
+        apiKeyPrompt?: boolean;
+        timeout: number;
+      }) => {
+        if (opts.message.length === 0) usageError("remote-chat: give at least one --message");
+        if (opts.temperature !== undefined && !(opts.temperature >= 0 && opts.temperature <= 2)) usageError(`remote-chat: --temperature must lie in [0, 2], got ${opts.temperature}`);
+        const messages: ChatMessageIn[] = [
+          ...(opts.system ? [{ role: "system" as const, content: opts.system }] : []),
+          ...opts.message.map((m) => (m.startsWith("assistant:") ? { role: "assistant" as const, content: m.slice(10).trim() } : { role: "user" as const, content: m.replace(/^user:/, "").trim() })),
+        ];
+        try {
+          const apiKey = opts.apiKeyPrompt ? await promptApiKey(opts.baseUrl) : apiKeyFor(opts.baseUrl, opts.apiKeyEnv);
+          const client = new RemoteClient({ baseUrl: opts.baseUrl, apiKey, timeoutMs: opts.timeout, retries: 2 });
+          const req = {
+            model: opts.model,
+            messages,
+            max_tokens: opts.maxTokens,
+            ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+            ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+          };
+          for await (const d of client.chatStream(req)) if (d.index === 0) process.stdout.write(terminalSafe(d.content));
+          process.stdout.write("\n");
+        } catch (e) {
+          if (e instanceof RemoteError) {
+            process.stdout.write("\n");
+            process.stderr.write(`collapse-lab: ${e.message}\n`);
+            process.exit(1);
+          }
+          throw e;
+        }
+      },
+    );
+
+  program
     .command("remote-probe")
     .description("list a model server's models and what it offers for one (chat log-probs, n, prompt log-probs)")
     .requiredOption("--base-url <url>", "the server's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
@@ -178,4 +233,10 @@ export function remoteLines(r: RunReport): string[] {
     lines.push(`  ${t.name} (${t.model} at ${t.baseUrl}, ${t.mode}, ${t.protocol}): ${how.join(", ") || "no states"}; ${t.requests} requests (${t.retries} retries)${unmapped}`);
   }
   return lines;
+}
+
+/** Remote text for a terminal: escape sequences and control characters (but newlines and tabs) removed. */
+export function terminalSafe(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b[\]PX^_][^\u0007\u001b]*(\u0007|\u001b\\)?|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "");
 }
