@@ -36,6 +36,11 @@ async function fetchBytes(url: URL, fetchFn: typeof fetch): Promise<Uint8Array |
   return new Uint8Array(await res.arrayBuffer());
 }
 
+/** Whether a recording has policies beside it (its index.json is there); for picking a default run. */
+export async function hasRecordedPolicies(preset: string, fetchFn: typeof fetch = fetch, base: string = document.baseURI): Promise<boolean> {
+  return (await fetchBytes(new URL(`recorded/${preset}.policies/index.json`, base), fetchFn).catch(() => undefined)) !== undefined;
+}
+
 /** The policies shipped beside a recording, or the reason there are none to play. */
 export async function recordedPolicies(preset: string, report: RunReport, fetchFn: typeof fetch = fetch, base: string = document.baseURI): Promise<PolicySource | string> {
   const root = new URL(`recorded/${preset}.policies/`, base);

@@ -13,7 +13,7 @@ import { fetchRecording } from "./recordings";
 import type { RunStore } from "./run-store";
 import { assign, hashSeed, type Assignment } from "./play-assign";
 import { formatPlaySetup, parsePlaySetup, runRefText, type PlaySetup, type RunRef } from "./play-link";
-import { recordedPolicies, runKey, storedPolicies, type PolicySource } from "./play-policies";
+import { hasRecordedPolicies, recordedPolicies, runKey, storedPolicies, type PolicySource } from "./play-policies";
 import { EMPTY_MERGE, mergeFiles, randomId, type MergedSet, type PlayRecord } from "./play-results";
 import { playable, PlayDialogue, policyModel, type ReplyOption, type TranscriptLine } from "./play-session";
 import type { PlayStore } from "./play-store";
@@ -103,6 +103,15 @@ export class PlayState {
       this.setup = setup;
       this.problems = problems;
       this.locked = setup.study !== null;
+    } else {
+      // the most trained recording that has its policies: quick, then the paper's, then smoke
+      const order = ["quick", "paper", "smoke"];
+      for (const p of [...PLAYABLE_PRESETS].sort((a, b) => order.indexOf(a.scale) - order.indexOf(b.scale))) {
+        if (await hasRecordedPolicies(p.id, this.deps.fetch ?? fetch, this.deps.base)) {
+          this.setup = { ...this.setup, run: { kind: "recorded", preset: p.id } };
+          break;
+        }
+      }
     }
     const [player, records, merged] = await Promise.all([this.deps.results.player(), this.deps.results.records(), this.deps.results.merged()]);
     this.player = player;
@@ -257,7 +266,13 @@ export class PlayState {
       }
       if (d.turn === "env") throw new Error("this world has moves of its own, which the Play page does not play");
     } catch (e) {
-      this.error = (e as Error).message;
+      // the dialogue cannot go on: it is dropped (nothing recorded) and the setup is back
+      this.error = `The dialogue stopped: ${(e as Error).message}`;
+      this.thinking = false;
+      this.phase = "setup";
+      d.policy.dispose();
+      this.#dialogue = this.#assignment = null;
+      return;
     } finally {
       this.thinking = false;
     }
