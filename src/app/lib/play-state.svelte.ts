@@ -113,10 +113,16 @@ export class PlayState {
         }
       }
     }
-    const [player, records, merged] = await Promise.all([this.deps.results.player(), this.deps.results.records(), this.deps.results.merged()]);
-    this.player = player;
-    this.records = records;
-    this.merged = merged;
+    try {
+      const [player, records, merged] = await Promise.all([this.deps.results.player(), this.deps.results.records(), this.deps.results.merged()]);
+      this.player = player;
+      this.records = records;
+      this.merged = merged;
+    } catch (e) {
+      // without IndexedDB (a private window may refuse it) dialogues are played but not kept
+      this.player ||= randomId(10);
+      this.problems = [...this.problems, `Results cannot be kept in this browser (${(e as Error).message}); export them before you leave the page.`];
+    }
     const runs = (await this.deps.runs?.list()) ?? [];
     this.storedRuns = runs.filter((r) => r.report && playable(r.report.config.benchmark)).map((r) => ({ id: r.id, title: r.title }));
     await this.loadRun(this.setup.run);
@@ -308,7 +314,9 @@ export class PlayState {
       finishedAt: Date.now(),
       ...(this.#ownWords.length ? { ownWords: this.#ownWords } : {}),
     };
-    await this.deps.results.add(record);
+    await this.deps.results.add(record).catch((e: Error) => {
+      this.problems = [...this.problems, `Dialogue ${record.index + 1} could not be stored (${e.message}); export your results before you leave the page.`];
+    });
     this.records = [...this.records, record];
     const policyActs = d.dialogue.acts.filter((_, i) => bench.turn({ card: d.dialogue.card, acts: d.dialogue.acts.slice(0, i) }) === "agent").map(name);
     this.reveal = { record, policyActs };
