@@ -28,6 +28,7 @@ import { cardPersonas, drawRows, type UserSimulator } from "../simulators/simula
 import { allowedActs, dialogueMessages, matchAct } from "./act-text";
 import { RemoteClient, type ChatMessageIn, type ChatRequest } from "./client";
 import { RemoteError } from "./errors";
+import { RemoteLanguageModel } from "./remote-lm";
 
 export interface RemoteSimulatorOptions {
   name?: string;
@@ -78,6 +79,7 @@ export class RemoteSimulator implements UserSimulator {
   readonly #cache = new Map<string, Promise<Float64Array>>();
   #useLogprobs: boolean;
   #maxN = 64; // replies asked for in one request (servers cap n; llama.cpp allows only 1)
+  readonly #scorer: RemoteLanguageModel;
   #active = 0;
   #waiting: (() => void)[] = [];
   readonly stats: RemoteSimulatorStats;
@@ -106,6 +108,7 @@ export class RemoteSimulator implements UserSimulator {
     if (!(Number.isInteger(o.concurrency) && o.concurrency >= 1)) throw new Error(`RemoteSimulator: concurrency must be a positive integer, got ${o.concurrency}`);
     if (!(o.temperature >= 0 && o.temperature <= 2)) throw new Error(`RemoteSimulator: temperature must lie in [0, 2], got ${o.temperature}`);
     this.#lm = benchmarkModule(bench.id).lm;
+    this.#scorer = new RemoteLanguageModel(client, o.model);
     if (o.protocol === "text" && !this.#lm) throw new Error(`RemoteSimulator: the ${bench.title} benchmark has no prompts for real LMs; use protocol "acts" (a model served by collapse-lab serve)`);
     this.#useLogprobs = o.mode === "direct" && o.scoring !== "sample";
     this.name = opts.name ?? `remote(${o.model} @ ${client.baseUrl}, ${o.mode})`;
@@ -218,38 +221,13 @@ export class RemoteSimulator implements UserSimulator {
     return normalise(row);
   }
 
-  /** text protocol: each allowed act's label scored as a continuation of the benchmark's prompt (/completions, echo). */
+  /** text protocol: each allowed act's label scored as a continuation of the benchmark's prompt (/completions, echo; one request). */
   async #labelLogprobs(d: Dialogue): Promise<Float64Array> {
     const { prompt, acts, continuations } = this.#lm!.actLabelPrompt(d, "text");
-    if (!("text" in prompt)) throw new Error(`${this.name}: the label prompt is not plain text`);
-    const r = await this.client.completions({ model: this.opts.model, prompt: continuations.map((c) => prompt.text + c), echo: true, logprobs: 0, max_tokens: 1, temperature: 0 });
-    if (r.choices.length !== acts.length) throw new RemoteError("malformed-reply", `${this.client.baseUrl}: ${r.choices.length} completions for ${acts.length} prompts`);
-    const scores = new Float64Array(acts.length);
-    for (const c of r.choices) {
-      const lp = c.logprobs!;
-      if (!lp.text_offset || lp.text_offset.length !== lp.tokens.length)
-        throw new RemoteError("no-logprobs", `${this.client.baseUrl} (model ${this.opts.model}): /completions with echo gives no text offsets, so a label's tokens cannot be found`);
-      if (c.index < 0 || c.index >= acts.length) throw new RemoteError("malformed-reply", `${this.client.baseUrl}: completion index ${c.index} out of range`);
-      const from = prompt.text.length;
-      const to = from + continuations[c.index].length;
-      let s = 0;
-      let n = 0;
-      lp.tokens.forEach((_, j) => {
-        const off = lp.text_offset![j];
-        const end = off + lp.tokens[j].length;
-        if (end > from && off < to) {
-          const v = lp.token_logprobs[j];
-          if (v === null || !Number.isFinite(v)) throw new RemoteError("no-logprobs", `${this.client.baseUrl} (model ${this.opts.model}): a label token has no log-prob`);
-          s += v;
-          n++;
-        }
-      });
-      if (n === 0) throw new RemoteError("malformed-reply", `${this.client.baseUrl}: the echoed prompt does not contain label ${c.index}`);
-      scores[c.index] = s;
-    }
-    const m = Math.max(...scores);
+    const scores = await this.#scorer.score(prompt, continuations);
+    const m = Math.max(...scores.map((x) => x.logprob));
     const row = new Float64Array(this.bench.acts.length);
-    acts.forEach((a, i) => (row[a] = Math.exp(scores[i] - m)));
+    acts.forEach((a, i) => (row[a] = Math.exp(scores[i].logprob - m)));
     return normalise(row);
   }
 

@@ -16,6 +16,8 @@ import type { ServedWorld } from "../../src/serve/models";
 import { RemoteClient } from "../../src/remote/client";
 import { RemoteSimulator } from "../../src/remote/remote-simulator";
 import { RemoteError } from "../../src/remote/errors";
+import { RemoteLanguageModel } from "../../src/remote/remote-lm";
+import { LmSimulator } from "../../src/lm/lm-simulator";
 
 const config = presetConfig("persuasion-smoke");
 const bench = benchmarkFor(config);
@@ -197,10 +199,10 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
       let body = "";
       req.on("data", (c: Buffer) => (body += c.toString()));
       req.on("end", () => {
-        const b = JSON.parse(body) as { prompt?: string[]; n?: number };
+        const b = JSON.parse(body) as { prompt?: string | string[]; n?: number };
         res.writeHead(200, { "content-type": "application/json" });
         if (req.url === "/v1/completions") {
-          const choices = b.prompt!.map((text, index) => {
+          const choices = (typeof b.prompt === "string" ? [b.prompt] : b.prompt!).map((text, index) => {
             const toks = tokenize(text);
             return {
               index,
@@ -242,6 +244,20 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
     const z = scores.reduce((a, x) => a + Math.exp(x), 0);
     acts.forEach((a, i) => expect(p[a]).toBeCloseTo(Math.exp(scores[i]) / z, 12));
     expect(s.stats).toMatchObject({ requests: 1, logprobStates: 1 });
+  });
+
+  it("RemoteLanguageModel: the lm tier's LanguageModel over the same server (LmSimulator gives the same numbers)", async () => {
+    const lm = new RemoteLanguageModel(new RemoteClient({ baseUrl: fakeUrl }), "fake");
+    const d = states[0];
+    const viaLm = await new LmSimulator(bench, lm, { promptStyle: "text" }).distribution([d]);
+    const viaRemote = await new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), { model: "fake", protocol: "text" }).distribution([d]);
+    for (let a = 0; a < V; a++) expect(viaLm[a]).toBeCloseTo(viaRemote[a], 14);
+    await expect(lm.score({ chat: [{ role: "user", content: "x" }] }, ["a"])).rejects.toThrow(/needs the model's chat template/);
+    chatReplies = ["Okay."];
+    const g = await lm.generate({ chat: [{ role: "user", content: "x" }] }, { n: 2, seed: 1 });
+    expect(g.map((x) => x.text)).toEqual(["Okay.", "Okay."]);
+    const t = await lm.generate({ text: "Hello there" });
+    expect(t[0].text).toBe("Hello there x");
   });
 
   it("classifies free-text replies: stated donations to the nearest amount, talk by its label's words", async () => {

@@ -1,0 +1,79 @@
+// A model on a remote server as the lm tier's LanguageModel (src/lm/types.ts), so that code
+// written against transformers.js models — LmSimulator, γ of a real LM, the LM lab's procedures —
+// can run on a vLLM or SGLang server too. `generate` sends chat prompts to /chat/completions and
+// text prompts to /completions; `score` reads a continuation's log-likelihood from /completions
+// with `echo` (every continuation of a prompt in one request), for text prompts only: a chat
+// prompt would need the model's chat template, which only the server knows.
+import type { ContinuationScore, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../lm/types";
+import type { RemoteClient } from "./client";
+import { RemoteError } from "./errors";
+
+export class RemoteLanguageModel implements LanguageModel {
+  readonly id: string;
+
+  constructor(
+    readonly client: RemoteClient,
+    readonly model: string,
+  ) {
+    this.id = `${model} @ ${client.baseUrl}`;
+  }
+
+  async generate(prompt: LmPrompt, opts: GenerateOptions = {}): Promise<Generation[]> {
+    const sampling = {
+      model: this.model,
+      n: opts.n ?? 1,
+      temperature: opts.temperature ?? 0,
+      ...(opts.topP !== undefined ? { top_p: opts.topP } : {}),
+      ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+      max_tokens: opts.maxNewTokens ?? 128,
+    };
+    if ("chat" in prompt) {
+      // with the replies' log-probs where the server gives them, without where not
+      const r = await this.client.chat({ ...sampling, messages: prompt.chat, logprobs: true }).catch((e: unknown) => {
+        if (e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "bad-request")) return this.client.chat({ ...sampling, messages: prompt.chat });
+        throw e;
+      });
+      return r.choices.map((c) => {
+        const toks = c.logprobs?.content ?? [];
+        return { text: c.message.content ?? "", tokens: toks.length, ...(toks.length ? { logprob: toks.reduce((s, t) => s + t.logprob, 0) } : {}) };
+      });
+    }
+    const r = await this.client.completions({ ...sampling, prompt: prompt.text, logprobs: 0 });
+    return r.choices.map((c) => {
+      const lps = (c.logprobs?.token_logprobs ?? []).filter((x): x is number => x !== null);
+      return { text: c.text, tokens: c.logprobs?.tokens.length ?? 0, ...(lps.length ? { logprob: lps.reduce((a, b) => a + b, 0) } : {}) };
+    });
+  }
+
+  /** Exact log p(continuation | prompt) from the echoed prompt log-probs; tokens that straddle the boundary count with the continuation. */
+  async score(prompt: LmPrompt, continuations: string[]): Promise<ContinuationScore[]> {
+    if (!("text" in prompt))
+      throw new RemoteError("not-offered", `${this.id}: scoring a chat prompt needs the model's chat template, which a remote server does not expose; use a text prompt (promptStyle "text")`);
+    if (continuations.length === 0) return [];
+    const from = prompt.text.length;
+    const r = await this.client.completions({ model: this.model, prompt: continuations.map((c) => prompt.text + c), echo: true, logprobs: 0, max_tokens: 1, temperature: 0 });
+    if (r.choices.length !== continuations.length) throw new RemoteError("malformed-reply", `${this.id}: ${r.choices.length} completions for ${continuations.length} prompts`);
+    const out: ContinuationScore[] = new Array(continuations.length);
+    for (const c of r.choices) {
+      if (!Number.isInteger(c.index) || c.index < 0 || c.index >= continuations.length || out[c.index])
+        throw new RemoteError("malformed-reply", `${this.id}: completion index ${c.index} is out of range or repeated`);
+      const lp = c.logprobs!;
+      const offsets = lp.text_offset;
+      if (!offsets || offsets.length !== lp.tokens.length || lp.token_logprobs.length !== lp.tokens.length)
+        throw new RemoteError("no-logprobs", `${this.id}: /completions with echo gives no token offsets, so a continuation's tokens cannot be found`);
+      const to = from + continuations[c.index].length;
+      let logprob = 0;
+      let tokens = 0;
+      lp.tokens.forEach((tok, j) => {
+        if (offsets[j] + tok.length <= from || offsets[j] >= to) return;
+        const v = lp.token_logprobs[j];
+        if (v === null || !Number.isFinite(v)) throw new RemoteError("no-logprobs", `${this.id}: token ${JSON.stringify(tok)} of continuation ${c.index} has no log-prob`);
+        logprob += v;
+        tokens++;
+      });
+      if (tokens === 0) throw new RemoteError("malformed-reply", `${this.id}: the echoed prompt does not contain continuation ${c.index}`);
+      out[c.index] = { logprob, tokens };
+    }
+    return out;
+  }
+}
