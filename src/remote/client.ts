@@ -110,6 +110,7 @@ export interface Capabilities {
   n: boolean; // `n` > 1 returns n choices (llama.cpp refuses it, Ollama ignores it)
   completions: boolean;
   echoLogprobs: boolean; // /completions with echo returns the prompt's token log-probs with offsets
+  promptLogprobs: boolean; // /completions offers vLLM's prompt_logprobs (used where echo has no offsets)
   notes: string[];
 }
 
@@ -117,7 +118,7 @@ export function describeCapabilities(c: Capabilities): string {
   const yes = (b: boolean) => (b ? "yes" : "no");
   return [
     `${c.baseUrl}: model ${c.model} (${c.models.length} listed)`,
-    `chat ${yes(c.chat)}, chat log-probs ${yes(c.chatLogprobs)}, n > 1 ${yes(c.n)}, completions ${yes(c.completions)}, prompt log-probs (echo) ${yes(c.echoLogprobs)}`,
+    `chat ${yes(c.chat)}, chat log-probs ${yes(c.chatLogprobs)}, n > 1 ${yes(c.n)}, completions ${yes(c.completions)}, prompt log-probs (echo) ${yes(c.echoLogprobs)}, prompt_logprobs ${yes(c.promptLogprobs)}`,
     ...c.notes.map((n) => `  – ${n}`),
   ].join("\n");
 }
@@ -306,7 +307,7 @@ export class RemoteClient {
     const models = listed.map((m) => m.id);
     if (!models.includes(model))
       throw new RemoteError("model-not-found", `${this.baseUrl} has no model ${JSON.stringify(model)}; it lists ${models.length ? models.map((m) => JSON.stringify(m)).join(", ") : "none"}`);
-    const caps: Capabilities = { baseUrl: this.baseUrl, models, model, chat: false, chatLogprobs: false, n: false, completions: false, echoLogprobs: false, notes: [] };
+    const caps: Capabilities = { baseUrl: this.baseUrl, models, model, chat: false, chatLogprobs: false, n: false, completions: false, echoLogprobs: false, promptLogprobs: false, notes: [] };
     const messages: ChatMessageIn[] = opts.messages ?? listed.find((m) => m.id === model)?.example_messages ?? [{ role: "user", content: "Hello" }];
     try {
       const r = await this.chat({ model, messages, max_tokens: 1, n: 2, temperature: 1, seed: 0 }, signal);
@@ -339,10 +340,18 @@ export class RemoteClient {
       caps.completions = true;
       const lp = r.choices[0].logprobs;
       caps.echoLogprobs = !!lp?.text_offset && lp.tokens.join("").startsWith(prompt) && lp.token_logprobs.length === lp.text_offset.length;
-      if (!caps.echoLogprobs) caps.notes.push("/completions does not echo the prompt with log-probs and offsets: act labels cannot be scored there");
     } catch (e) {
       if (!(e instanceof RemoteError) || e.kind === "cancelled") throw e;
       caps.notes.push(`/completions with echo: ${e.message}`);
+    }
+    if (caps.completions && !caps.echoLogprobs) {
+      try {
+        const r = await this.completions({ model, prompt: "Hello there", max_tokens: 1, prompt_logprobs: 0, temperature: 0 }, signal);
+        caps.promptLogprobs = promptTokenLogprobs(r.choices[0].prompt_logprobs) !== null;
+      } catch (e) {
+        if (!(e instanceof RemoteError) || e.kind === "cancelled") throw e;
+      }
+      if (!caps.promptLogprobs) caps.notes.push("/completions gives no prompt log-probs (neither echo with offsets nor prompt_logprobs): act labels cannot be scored there");
     }
     return caps;
   }
@@ -448,6 +457,26 @@ export class RemoteClient {
     const why = [code, err?.cause?.message ?? err?.message].filter(Boolean).join(" ");
     return new Transient("unreachable", `could not reach ${this.baseUrl}${when ? ` ${when}` : ""} (${redact(why, this.#apiKey) || "connection failed"})`);
   }
+}
+
+/**
+ * vLLM's prompt_logprobs with 0 alternatives: one {tokenId: {logprob, decoded_token}} per prompt
+ * token after the first (whose entry is null). The decoded texts and log-probs of tokens 1…, or
+ * null when the entries are absent or not in that shape (or hold alternatives, which would make
+ * the prompt's own token ambiguous).
+ */
+export function promptTokenLogprobs(entries: unknown): { text: string; logprob: number }[] | null {
+  if (!Array.isArray(entries) || entries.length < 2) return null;
+  const out: { text: string; logprob: number }[] = [];
+  for (const e of entries.slice(1)) {
+    if (typeof e !== "object" || e === null) return null;
+    const values = Object.values(e as Record<string, unknown>);
+    if (values.length !== 1) return null;
+    const v = values[0] as { logprob?: unknown; decoded_token?: unknown };
+    if (typeof v?.logprob !== "number" || typeof v.decoded_token !== "string") return null;
+    out.push({ text: v.decoded_token, logprob: v.logprob });
+  }
+  return out;
 }
 
 function safeJson(text: string): unknown {

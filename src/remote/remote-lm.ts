@@ -5,7 +5,7 @@
 // with `echo` (every continuation of a prompt in one request), for text prompts only: a chat
 // prompt would need the model's chat template, which only the server knows.
 import type { ContinuationScore, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../lm/types";
-import type { RemoteClient } from "./client";
+import { promptTokenLogprobs, type RemoteClient } from "./client";
 import { RemoteError } from "./errors";
 
 export class RemoteLanguageModel implements LanguageModel {
@@ -45,11 +45,53 @@ export class RemoteLanguageModel implements LanguageModel {
     });
   }
 
-  /** Exact log p(continuation | prompt) from the echoed prompt log-probs; tokens that straddle the boundary count with the continuation. */
+  /**
+   * Exact log p(continuation | prompt) from the echoed prompt log-probs, or from vLLM's
+   * prompt_logprobs where echo gives no token offsets (found once, then used for every call);
+   * tokens that straddle the boundary count with the continuation.
+   */
   async score(prompt: LmPrompt, continuations: string[]): Promise<ContinuationScore[]> {
     if (!("text" in prompt))
       throw new RemoteError("not-offered", `${this.id}: scoring a chat prompt needs the model's chat template, which a remote server does not expose; use a text prompt (promptStyle "text")`);
     if (continuations.length === 0) return [];
+    if (this.#way === "echo") {
+      try {
+        return await this.#scoreEcho(prompt, continuations);
+      } catch (e) {
+        if (!(e instanceof RemoteError && (e.kind === "no-logprobs" || (e.kind === "bad-request" && /echo/i.test(e.message))))) throw e;
+        this.#way = "prompt_logprobs";
+      }
+    }
+    return this.#scorePromptLogprobs(prompt.text, continuations);
+  }
+
+  #way: "echo" | "prompt_logprobs" = "echo";
+
+  async #scorePromptLogprobs(text: string, continuations: string[]): Promise<ContinuationScore[]> {
+    const r = await this.client.completions({ model: this.model, prompt: continuations.map((c) => text + c), prompt_logprobs: 0, max_tokens: 1, temperature: 0 });
+    if (r.choices.length !== continuations.length) throw new RemoteError("malformed-reply", `${this.id}: ${r.choices.length} completions for ${continuations.length} prompts`);
+    const out: ContinuationScore[] = new Array(continuations.length);
+    for (const c of r.choices) {
+      if (!Number.isInteger(c.index) || c.index < 0 || c.index >= continuations.length || out[c.index])
+        throw new RemoteError("malformed-reply", `${this.id}: completion index ${c.index} is out of range or repeated`);
+      const toks = promptTokenLogprobs(c.prompt_logprobs);
+      if (!toks) throw new RemoteError("no-logprobs", `${this.id}: the server gives no prompt log-probs (neither echo with offsets nor prompt_logprobs)`);
+      // walk back from the end over the continuation's characters (the first prompt token has no entry)
+      let need = continuations[c.index].length;
+      let logprob = 0;
+      let tokens = 0;
+      for (let j = toks.length - 1; j >= 0 && need > 0; j--) {
+        logprob += toks[j].logprob;
+        tokens++;
+        need -= toks[j].text.length;
+      }
+      if (need > 0 || tokens === 0) throw new RemoteError("malformed-reply", `${this.id}: the prompt log-probs do not cover continuation ${c.index}`);
+      out[c.index] = { logprob, tokens };
+    }
+    return out;
+  }
+
+  async #scoreEcho(prompt: { text: string }, continuations: string[]): Promise<ContinuationScore[]> {
     const from = prompt.text.length;
     const r = await this.client.completions({ model: this.model, prompt: continuations.map((c) => prompt.text + c), echo: true, logprobs: 0, max_tokens: 1, temperature: 0 });
     if (r.choices.length !== continuations.length) throw new RemoteError("malformed-reply", `${this.id}: ${r.choices.length} completions for ${continuations.length} prompts`);

@@ -199,18 +199,27 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
       let body = "";
       req.on("data", (c: Buffer) => (body += c.toString()));
       req.on("end", () => {
-        const b = JSON.parse(body) as { prompt?: string | string[]; n?: number };
+        const b = JSON.parse(body) as { model: string; prompt?: string | string[]; n?: number; prompt_logprobs?: number };
         res.writeHead(200, { "content-type": "application/json" });
         if (req.url === "/v1/completions") {
+          // model "fake-vllm": echo without offsets, but vLLM's prompt_logprobs
+          const vllm = b.model === "fake-vllm";
           const choices = (typeof b.prompt === "string" ? [b.prompt] : b.prompt!).map((text, index) => {
             const toks = tokenize(text);
+            if (vllm && b.prompt_logprobs !== undefined)
+              return {
+                index,
+                text: " x",
+                logprobs: null,
+                prompt_logprobs: [null, ...toks.slice(1).map((t, j) => ({ [String(100 + j)]: { logprob: tokenLp(t.tok, t.at), rank: 1, decoded_token: t.tok } }))],
+              };
             return {
               index,
               text: text + " x",
               logprobs: {
                 tokens: [...toks.map((t) => t.tok), " x"],
                 token_logprobs: [null, ...toks.slice(1).map((t) => tokenLp(t.tok, t.at)), -1],
-                text_offset: [...toks.map((t) => t.at), text.length],
+                ...(vllm ? {} : { text_offset: [...toks.map((t) => t.at), text.length] }),
               },
             };
           });
@@ -230,8 +239,8 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
   });
   afterAll(() => new Promise<void>((r) => fake.close(() => r())));
 
-  it("scores each act label from the echoed prompt log-probs, all labels in one request", async () => {
-    const s = new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), { model: "fake", protocol: "text" });
+  it.each(["fake", "fake-vllm"])("scores each act label from the prompt log-probs (%s: echo, else prompt_logprobs), all labels in one request", async (model) => {
+    const s = new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), { model, protocol: "text" });
     const d = states[1];
     const p = await s.distribution([d]);
     const { prompt, acts, continuations } = benchmarkModule("persuasion").lm!.actLabelPrompt(d, "text");
@@ -243,7 +252,7 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
     );
     const z = scores.reduce((a, x) => a + Math.exp(x), 0);
     acts.forEach((a, i) => expect(p[a]).toBeCloseTo(Math.exp(scores[i]) / z, 12));
-    expect(s.stats).toMatchObject({ requests: 1, logprobStates: 1 });
+    expect(s.stats).toMatchObject({ requests: model === "fake" ? 1 : 2, logprobStates: 1 }); // vLLM's: echo tried once, then prompt_logprobs
   });
 
   it("RemoteLanguageModel: the lm tier's LanguageModel over the same server (LmSimulator gives the same numbers)", async () => {
