@@ -31,7 +31,7 @@ const SERVICE_QUICK = {
   seeds: 2,
   corpus: { dialogues: 4096 },
   simulator: { pretrain: { steps: 400, batch: 64 } },
-  policy: { pretrain: { steps: 100, batch: 64 } },
+  policy: { pretrain: { batch: 64 } },
   rl: { steps: 150, prompts: 8, groupSize: 8, evalEvery: 25 },
   population: { snapshotEvery: 4 },
   eval: { episodes: 128, curveEpisodes: 32, diagnosticSamples: 128, diagnosticSeeds: 1 },

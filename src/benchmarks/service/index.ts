@@ -142,8 +142,12 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
   defaultWorld: DEFAULT_WORLD,
   defaultCorpus: DEFAULT_CORPUS,
   typeNames: DEFAULT_PARAMS.types.map((t) => t.name),
-  // the held-out panel: other families (type mixtures, corpus sizes, seeds) and sharpness, as for Persuasion
   configDefaults: {
+    // The base policy imitates the behaviour agent over calls three times longer than Persuasion's
+    // dialogues, with more acts to choose from: it needs several times Persuasion's pretraining to
+    // leave the near-uniform start, and GRPO from a near-uniform policy finds no script to sharpen.
+    policy: { pretrain: { steps: 800 } },
+    // the held-out panel: other families (type mixtures, corpus sizes, seeds) and sharpness, as for Persuasion
     panel: [
       { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
       { name: "family-b", gamma: 8, prior: [0.35, 0.25, 0.2, 0.2], corpusScale: 1, seedOffset: 102 },
