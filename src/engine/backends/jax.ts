@@ -647,9 +647,11 @@ class JaxDecoder implements Decoder {
     const plan = this.#slots.plan(req, src.version());
     const W = windowBucket(plan.width, T);
     const rows = req.slots.length;
-    // fewer rows than the capacity: gather those slots into B working rows; else row b is slot b
-    const B = src.allRows ? cap : rowBucket(rows, cap);
-    const gathered = B < cap;
+    // a quarter of the capacity or fewer: gather those slots into B working rows; else row b is
+    // slot b (gathering and writing back the caches costs more than it saves on a fuller batch)
+    const bucket = src.allRows ? cap : rowBucket(rows, cap);
+    const gathered = bucket <= cap / 4;
+    const B = gathered ? bucket : cap;
     const slots = new Int32Array(B); // padding rows read slot 0 and are never written back
     const back = Int32Array.from({ length: cap }, (_, s) => B + s);
     const tokens = new Int32Array(B * W);
