@@ -97,7 +97,7 @@ export const PRESETS: Preset[] = [
     scale: "quick",
     title: "Service — quick",
     description:
-      "all six conditions on the customer-service world, 2 seeds, the paper's models (pretrained, from the store) and 150 RL steps of 64 rollouts; slow on CPU: an RL step of this world costs about twenty times Persuasion's",
+      "all six conditions on the customer-service world, 2 seeds, the paper's models (pretrained, from the store) and 150 RL steps of 64 rollouts (single overfits; vs and population are still learning at this budget); about 16 minutes on two cores: an RL step of this world costs about eight times Persuasion's",
     overrides: SERVICE_QUICK,
   },
   {
