@@ -15,6 +15,7 @@
 // prompts and scores can be cached.
 import type { Dialogue, LabelPromptStyle } from "../types";
 import type { ChatMessage, LmPrompt } from "../../lm/types";
+import { vsInstruction, type VsPromptOptions } from "../../lm/vs-prompt";
 import { ACTS, CARD_ACTS, CARD_SLOTS, CLASS, MASK_CLASSES, TICKET, replyClass, turnOf } from "./world";
 
 export const AGENT_NAME = "Agent";
@@ -112,29 +113,13 @@ export function directPrompt(d: Dialogue): { chat: ChatMessage[] } {
   };
 }
 
-export interface VsPromptOptions {
-  k?: number; // candidates asked for; default 5 (SCOPE's and the VS paper's setting)
-  /** VS-Standard's optional tail instruction: ask that each response have probability below this. */
-  probabilityBelow?: number;
-}
-
 /** (b) Verbalized Sampling: k replies with probabilities, as JSON {"responses":[{"text","probability"}]}. */
 export function vsPrompt(d: Dialogue, opts: VsPromptOptions = {}): { chat: ChatMessage[] } {
   checkUserTurn(d, "vsPrompt");
-  const k = opts.k ?? 5;
-  if (!(Number.isInteger(k) && k >= 1)) throw new Error(`vsPrompt: k must be a positive integer, got ${k}`);
-  const below = opts.probabilityBelow;
-  if (below !== undefined && !(below > 0 && below <= 1)) throw new Error(`vsPrompt: probabilityBelow must lie in (0, 1], got ${below}`);
-  const vs = [
-    `Generate ${k} different responses to your interlocutor that are coherent with the chat history and aligned with your persona.`,
-    `Output in JSON format with the key "responses" (a list of dicts with "text" and "probability"). ` +
-      `The "text" field is your reply only; the "probability" field represents the empirical probability of each response, ranging from 0 to 1.`,
-    ...(below !== undefined ? [`Randomly sample the responses from the full distribution, with the probability of each response below ${below}.`] : []),
-    "Only output the JSON object, no other text.",
-  ].join("\n");
+  const { k, text } = vsInstruction(opts);
   return {
     chat: [
-      { role: "system", content: `${systemPrompt(d)}\n\n${vs}` },
+      { role: "system", content: `${systemPrompt(d)}\n\n${text}` },
       { role: "user", content: `${conversation(d)}\n\nGenerate ${k} possible next replies of yours to the Agent.` },
     ],
   };
