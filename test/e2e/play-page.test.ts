@@ -230,8 +230,8 @@ describe("the Play page", () => {
     const page = pages.get("a")!;
     await page.goto(new URL("./#play", base).href);
     await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);
-    await page.getByTestId("play-run").selectOption("recorded/persuasion-quick");
-    await expect.poll(() => page.getByTestId("play-unavailable").textContent(), { timeout: 30_000 }).toContain("The recording of persuasion-quick has no trained policies yet");
+    await page.getByTestId("play-run").selectOption("recorded/persuasion-paper");
+    await expect.poll(() => page.getByTestId("play-unavailable").textContent(), { timeout: 30_000 }).toContain("The recording of persuasion-paper has no trained policies yet");
     expect(await page.getByTestId("play-start").isDisabled()).toBe(true);
     await page.getByTestId("play-run").selectOption("recorded/persuasion-smoke");
     await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);

@@ -126,6 +126,7 @@ describe("layout", () => {
       dialogues: '[data-testid="dialogue"]',
       runs: '[data-testid="recordings-table"]',
       lm: '[data-testid="lm-page"]',
+      play: '[data-testid="play-start"], [data-testid="play-unavailable"]',
     };
     const { page, errors } = await open("./");
     const wide: string[] = [];

@@ -47,8 +47,9 @@ describe("recorded reports", () => {
       const se = Math.sqrt((a * (1 - a)) / n + (b * (1 - b)) / n);
       expect(a - b, `seed ${s.seed}: ${a} against its simulator, ${b} with humans, se ${se.toFixed(4)} (n = ${n})`).toBeGreaterThan(4 * se);
     }
-    // and the summary across seeds says so too: its interval for the simulator lies above the one for humans
-    expect(single!.summary.trainSuccess.lo).toBeGreaterThan(single!.summary.humanSuccess.mean);
+    // and the summary across seeds says so too: its interval for the simulator lies above the one for
+    // humans (from 3 seeds: with 2, a 95 % t interval is ±12.7 sd wide and says nothing either way)
+    if (report.config.seeds >= 3) expect(single!.summary.trainSuccess.lo).toBeGreaterThan(single!.summary.humanSuccess.mean);
   });
 
   // The recordings are real runs at the presets' own scale (the paper's: 1,500-step models, 1,024

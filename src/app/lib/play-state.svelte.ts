@@ -128,9 +128,14 @@ export class PlayState {
     await this.loadRun(this.setup.run);
   }
 
-  /** Loads a run and its policies; the setup keeps its conditions where the run has them (all of them when none was chosen). */
+  /**
+   * Loads a run and its policies; the setup keeps its conditions where the run has them, and takes
+   * all of the new run's when none was chosen or every one of the previous run's was (nothing narrowed).
+   */
   async loadRun(run: RunRef): Promise<void> {
     const token = ++this.#load;
+    const before = this.playableConditions;
+    const narrowed = before.length > 0 && !before.every((c) => this.setup.conditions.includes(c));
     this.setup = { ...this.setup, run };
     this.loading = true;
     this.unavailable = null;
@@ -161,7 +166,7 @@ export class PlayState {
       for (const p of this.#checkpoints.values()) p.catch(() => undefined); // reported when a dialogue needs it
       if (this.setup.conditions.length === 0 || !this.locked) {
         const keep = this.setup.conditions.filter((c) => this.playableConditions.includes(c));
-        this.setup = { ...this.setup, conditions: keep.length ? keep : [...this.playableConditions] };
+        this.setup = { ...this.setup, conditions: narrowed && keep.length ? keep : [...this.playableConditions] };
       }
       if (this.bench && this.persona.card.length === 0) this.drawPersona();
     } catch (e) {
