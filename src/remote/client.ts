@@ -399,7 +399,7 @@ export class RemoteClient {
           const tries = this.retries + 1;
           throw new RemoteError(t.kind, `${redact(t.message, this.#apiKey)} (gave up after ${tries} attempt${tries > 1 ? "s" : ""})`, t.status);
         }
-        const backoff = Math.min(this.maxWaitMs, this.backoffMs * 2 ** i * (1 + Math.random() * 0.25));
+        const backoff = Math.min(this.maxWaitMs, this.backoffMs * 2 ** i); // no jitter: nothing outside the UI draws unseeded randomness
         const waitMs = t.waitMs != null ? Math.min(this.maxWaitMs, t.waitMs) : backoff;
         this.retried++;
         this.#onRetry?.({ attempt: i + 1, waitMs, reason: redact(t.message, this.#apiKey) });
