@@ -134,7 +134,8 @@ export function normaliseBaseUrl(baseUrl: string): string {
     throw new RemoteError("bad-request", `base URL ${JSON.stringify(baseUrl)} is not a URL; write it as http://host:port/v1`);
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") throw new RemoteError("bad-request", `base URL ${u.origin}: only http and https are supported`);
-  if (u.username || u.password) throw new RemoteError("bad-request", `base URL ${u.host}: credentials in a URL are refused; give the API key through the environment instead`);
+  if (u.username || u.password)
+    throw new RemoteError("bad-request", `base URL ${u.host}: credentials in a URL are refused; give the API key separately (an environment variable, or the app's key field)`);
   if (u.search || u.hash) throw new RemoteError("bad-request", `base URL ${u.origin}${u.pathname}: a query string or fragment is refused (an API key never goes in a URL)`);
   return `${u.origin}${u.pathname}`.replace(/\/+$/, "");
 }
@@ -437,11 +438,7 @@ export class RemoteClient {
       throw new Transient(kind, `${where} answered ${res.status}${detail ? `: ${detail}` : ""}`, res.status, retryAfterMs(res.headers.get("retry-after")));
     }
     if (res.status === 401 || res.status === 403)
-      throw new RemoteError(
-        "unauthorised",
-        `${where} refused the request (${res.status}${detail ? `: ${detail}` : ""}); check the API key (given through the environment) for this server`,
-        res.status,
-      );
+      throw new RemoteError("unauthorised", `${where} refused the request (${res.status}${detail ? `: ${detail}` : ""}); check the API key given for this server`, res.status);
     if (res.status === 404) {
       if (model && (detail.includes(model) || /model\b[^.]*(not found|does not exist|unknown)|(unknown|no such) model/i.test(detail)))
         throw new RemoteError("model-not-found", `${where}: model not found${detail ? ` (${detail})` : ""}; \`collapse-lab remote-probe\` lists the server's models`, 404);

@@ -18,7 +18,9 @@ export class RemoteLanguageModel implements LanguageModel {
     this.id = `${model} @ ${client.baseUrl}`;
   }
 
-  async generate(prompt: LmPrompt, opts: GenerateOptions = {}): Promise<Generation[]> {
+  /** `control.signal` cancels the request (a RemoteError of kind "cancelled"). */
+  async generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: { signal?: AbortSignal } = {}): Promise<Generation[]> {
+    const signal = control.signal;
     const sampling = {
       model: this.model,
       n: opts.n ?? 1,
@@ -29,8 +31,8 @@ export class RemoteLanguageModel implements LanguageModel {
     };
     if ("chat" in prompt) {
       // with the replies' log-probs where the server gives them, without where not
-      const r = await this.client.chat({ ...sampling, messages: prompt.chat, logprobs: true }).catch((e: unknown) => {
-        if (e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "bad-request")) return this.client.chat({ ...sampling, messages: prompt.chat });
+      const r = await this.client.chat({ ...sampling, messages: prompt.chat, logprobs: true }, signal).catch((e: unknown) => {
+        if (e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "bad-request")) return this.client.chat({ ...sampling, messages: prompt.chat }, signal);
         throw e;
       });
       return r.choices.map((c) => {
@@ -38,7 +40,7 @@ export class RemoteLanguageModel implements LanguageModel {
         return { text: c.message.content ?? "", tokens: toks.length, ...(toks.length ? { logprob: toks.reduce((s, t) => s + t.logprob, 0) } : {}) };
       });
     }
-    const r = await this.client.completions({ ...sampling, prompt: prompt.text, logprobs: 0 });
+    const r = await this.client.completions({ ...sampling, prompt: prompt.text, logprobs: 0 }, signal);
     return r.choices.map((c) => {
       const lps = (c.logprobs?.token_logprobs ?? []).filter((x): x is number => x !== null);
       return { text: c.text, tokens: c.logprobs?.tokens.length ?? 0, ...(lps.length ? { logprob: lps.reduce((a, b) => a + b, 0) } : {}) };
@@ -50,25 +52,26 @@ export class RemoteLanguageModel implements LanguageModel {
    * prompt_logprobs where echo gives no token offsets (found once, then used for every call);
    * tokens that straddle the boundary count with the continuation.
    */
-  async score(prompt: LmPrompt, continuations: string[]): Promise<ContinuationScore[]> {
+  async score(prompt: LmPrompt, continuations: string[], control: { signal?: AbortSignal } = {}): Promise<ContinuationScore[]> {
+    const signal = control.signal;
     if (!("text" in prompt))
       throw new RemoteError("not-offered", `${this.id}: scoring a chat prompt needs the model's chat template, which a remote server does not expose; use a text prompt (promptStyle "text")`);
     if (continuations.length === 0) return [];
     if (this.#way === "echo") {
       try {
-        return await this.#scoreEcho(prompt, continuations);
+        return await this.#scoreEcho(prompt, continuations, signal);
       } catch (e) {
         if (!(e instanceof RemoteError && (e.kind === "no-logprobs" || (e.kind === "bad-request" && /echo/i.test(e.message))))) throw e;
         this.#way = "prompt_logprobs";
       }
     }
-    return this.#scorePromptLogprobs(prompt.text, continuations);
+    return this.#scorePromptLogprobs(prompt.text, continuations, signal);
   }
 
   #way: "echo" | "prompt_logprobs" = "echo";
 
-  async #scorePromptLogprobs(text: string, continuations: string[]): Promise<ContinuationScore[]> {
-    const r = await this.client.completions({ model: this.model, prompt: continuations.map((c) => text + c), prompt_logprobs: 0, max_tokens: 1, temperature: 0 });
+  async #scorePromptLogprobs(text: string, continuations: string[], signal?: AbortSignal): Promise<ContinuationScore[]> {
+    const r = await this.client.completions({ model: this.model, prompt: continuations.map((c) => text + c), prompt_logprobs: 0, max_tokens: 1, temperature: 0 }, signal);
     if (r.choices.length !== continuations.length) throw new RemoteError("malformed-reply", `${this.id}: ${r.choices.length} completions for ${continuations.length} prompts`);
     const out: ContinuationScore[] = new Array(continuations.length);
     for (const c of r.choices) {
@@ -91,9 +94,9 @@ export class RemoteLanguageModel implements LanguageModel {
     return out;
   }
 
-  async #scoreEcho(prompt: { text: string }, continuations: string[]): Promise<ContinuationScore[]> {
+  async #scoreEcho(prompt: { text: string }, continuations: string[], signal?: AbortSignal): Promise<ContinuationScore[]> {
     const from = prompt.text.length;
-    const r = await this.client.completions({ model: this.model, prompt: continuations.map((c) => prompt.text + c), echo: true, logprobs: 0, max_tokens: 1, temperature: 0 });
+    const r = await this.client.completions({ model: this.model, prompt: continuations.map((c) => prompt.text + c), echo: true, logprobs: 0, max_tokens: 1, temperature: 0 }, signal);
     if (r.choices.length !== continuations.length) throw new RemoteError("malformed-reply", `${this.id}: ${r.choices.length} completions for ${continuations.length} prompts`);
     const out: ContinuationScore[] = new Array(continuations.length);
     for (const c of r.choices) {

@@ -3,13 +3,15 @@
 // is cancelled at once (a download in flight would otherwise finish first). Generation and
 // scoring are cancelled per call through the worker's job ids, keeping the models loaded.
 // transformers.js is never imported here; the tiny test models are built in the page (a module
-// loaded only when they are picked) and handed to the worker in memory.
+// loaded only when they are picked) and handed to the worker in memory. Endpoint models (a server
+// over the OpenAI-compatible API) are called from the page itself: no worker is needed to wait on HTTP.
 import { Comlink, RemoteEmbeddingModel, RemoteLanguageModel, spawnLmWorker, type LmWorkerHandle } from "../../lm/lm-client";
 import { LmCancelledError } from "../../lm/errors";
 import { detectWebGPU } from "../../engine/backends";
 import type { LoadProgress, ModelSource } from "../../lm/backend";
 import type { LoadedModel } from "../../lm/lm-service";
 import type { LabEmbeddingModel, LabLanguageModel, LmLabHost, LoadCall, ModelRole } from "../state/lm.svelte";
+import type { EndpointSpec } from "./lm-endpoint";
 
 /** Tiny models' context: room for the longest VS prompt (≈1,000 byte-level tokens) and its reply. */
 const TINY_CONTEXT = 2048;
@@ -67,6 +69,12 @@ export class WorkerLmHost implements LmLabHost {
     const { vendor, architecture, isFallbackAdapter } = found.adapter;
     if (!isFallbackAdapter && !/swiftshader|llvmpipe|lavapipe|software/i.test(`${vendor} ${architecture}`)) return null;
     return `This browser's WebGPU is a software renderer (${[vendor, architecture].filter(Boolean).join(" ") || "fallback adapter"}): models run many times slower on it than on wasm, which "auto" does not know. Choose wasm.`;
+  }
+
+  /** A model on an OpenAI-compatible server, called from this page (src/remote/ is loaded only when used). */
+  async connectEndpoint(spec: EndpointSpec, signal: AbortSignal): Promise<LabLanguageModel> {
+    const { connectEndpoint } = await import("./lm-endpoint");
+    return connectEndpoint(spec, signal);
   }
 
   reset(): void {

@@ -5,13 +5,18 @@
 // state with their diversity and outcome numbers, and γ of the instruct model against its base
 // model. The models live in the LM worker behind an LmLabHost; this class only builds prompts,
 // parses, selects and measures (all cheap), so it runs unchanged on fake models in tests. One job
-// at a time; every job can be cancelled.
-import type { DeviceRequest, LoadProgress, LoadedInfo, ModelSource } from "../../lm/backend";
+// at a time; every job can be cancelled. The "endpoint" source runs the same procedures on models
+// behind an OpenAI-compatible server (src/remote/ through lib/lm-endpoint.ts); its API keys live in
+// this object's memory only — never in the URL, IndexedDB, a result or a message.
+import type { Device, DeviceRequest, LoadProgress, LoadedInfo, ModelSource } from "../../lm/backend";
 import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../../lm/types";
 import type { Dialogue } from "../../benchmarks/types";
 import { BENCHMARK_IDS, benchmarkModule } from "../../benchmarks/registry";
 import type { Benchmark, BenchmarkLm, BenchmarkModule, OutcomeComparison } from "../../benchmarks/types";
 import { LmCancelledError, lmErrorKind, type LmErrorKind } from "../../lm/errors";
+import { remoteErrorKind, type RemoteErrorKind } from "../../remote/errors";
+import { normaliseBaseUrl, type Capabilities } from "../../remote/client";
+import type { EndpointSpec } from "../lib/lm-endpoint";
 import { parseVs, selectCandidate, type VsFormat, type VsTextSelection } from "../../lm/vs-parse";
 import { distinctScores, embeddingDiversity, type DistinctScores } from "../../lm/measures";
 import { lmGamma, type LmGammaPrompt, type LmGammaReport } from "../../lm/lm-gamma";
@@ -22,7 +27,9 @@ import { Rng } from "../../engine/random";
 
 export type ModelRole = "instruct" | "base" | "embedder";
 export const MODEL_ROLES: readonly ModelRole[] = ["instruct", "base", "embedder"];
-export type SourceKind = "hub" | "local" | "tiny";
+export type SourceKind = "hub" | "local" | "tiny" | "endpoint";
+/** The roles an endpoint can fill (the embedder comes from the hub). */
+export type EndpointRole = "instruct" | "base";
 export const DEVICES: readonly DeviceRequest[] = ["auto", "webgpu", "wasm"];
 
 /**
@@ -111,11 +118,32 @@ export function labDialogue(cardId: string, stateId: string, benchmark: string =
 // ─────────────────────────────────────────────────────────────────────────────────────────────
 // The host: where models are loaded and run (the LM worker in the app, fakes in tests)
 
+/** Where an endpoint model is served and what its server offers (no key: that stays with the client). */
+export interface EndpointInfo {
+  baseUrl: string;
+  model: string;
+  capabilities: Capabilities;
+  /** The model reads act texts only (a `collapse-lab serve` simulator): the lab sends it the dialogue itself. */
+  actTexts: boolean;
+  /** What the probe found, in words. */
+  summary: string;
+}
+
+/** A loaded model's id and where it runs: a device in this browser, or a server. */
+export interface LabModelInfo extends Omit<LoadedInfo, "device"> {
+  device: Device | "remote";
+  endpoint?: EndpointInfo;
+}
+
 /** A loaded causal LM; `control.signal` cancels a call (the worker stops at the next token). */
 export interface LabLanguageModel extends LanguageModel {
-  readonly info: LoadedInfo;
+  readonly info: LabModelInfo;
   generate(prompt: LmPrompt, opts?: GenerateOptions, control?: { signal?: AbortSignal }): Promise<Generation[]>;
   score(prompt: LmPrompt, continuations: string[], control?: { signal?: AbortSignal }): Promise<ContinuationScore[]>;
+  /** For a model that reads act texts: replies to the dialogue itself (Direct, or VS with `vsK` candidates). */
+  generateActs?(bench: Benchmark, d: Dialogue, vsK: number | null, opts?: GenerateOptions, control?: { signal?: AbortSignal }): Promise<Generation[]>;
+  /** Requests sent to its server so far (endpoint models). */
+  requestCount?(): number;
 }
 
 export interface LabEmbeddingModel extends EmbeddingModel {
@@ -138,6 +166,8 @@ export interface LmLabHost {
   reset(): void;
   /** A caveat about this browser's WebGPU adapter (e.g. a software one, far slower than wasm), or null. */
   webGpuNote?(): Promise<string | null>;
+  /** A model on an OpenAI-compatible server, probed; rejects with a typed remote error. */
+  connectEndpoint?(spec: EndpointSpec, signal: AbortSignal): Promise<LabLanguageModel>;
 }
 
 // ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -206,6 +236,8 @@ export interface CompareResult {
   vs: VsCallView[];
   /** Filled when both sides finished. */
   measures: { direct: MeasureSet; vsAll: MeasureSet; vsSelected: MeasureSet } | null;
+  /** HTTP requests the run sent, retries included (endpoint models only). */
+  requests: number | null;
   /** Why embedding diversity is missing, when it is. */
   embeddingNote: string | null;
   status: "running" | "done" | "cancelled" | "error";
@@ -248,10 +280,38 @@ const ERROR_TITLES: Record<LmErrorKind, string> = {
   "context-overflow": "Prompt too long for the model",
 };
 
-/** A readable error, with the lm tier's typed errors (also after a worker boundary) by kind. */
+const REMOTE_TITLES: Partial<Record<RemoteErrorKind, string>> = {
+  unreachable: "Server unreachable",
+  timeout: "The server did not answer in time",
+  unauthorised: "Not authorised",
+  "model-not-found": "Model not found",
+  "not-offered": "Not offered by this server",
+  "no-logprobs": "No log-probs",
+  "malformed-reply": "Unreadable reply",
+  "rate-limited": "Rate limited",
+  "server-error": "Server error",
+  "bad-request": "Request refused",
+};
+
+/**
+ * A page cannot tell a server that is down from one that refuses its origin (CORS): the browser
+ * hides which. Say both, and how each server kind is told to allow an origin.
+ */
+function unreachableHint(): string {
+  const origin = typeof location !== "undefined" ? location.origin : "this page's origin";
+  return (
+    ` In a browser this also happens when the server does not allow requests from ${origin} (CORS): ` +
+    `\`collapse-lab serve\` allows the origins given with --cors-origin; vLLM and SGLang allow every origin unless told otherwise (vLLM: --allowed-origins); llama.cpp's server has answered any origin so far.`
+  );
+}
+
+/** A readable error, with the lm tier's and the remote tier's typed errors (also after a worker boundary) by kind. */
 export function describeError(e: unknown): LabError {
   const kind = lmErrorKind(e);
   const message = e instanceof Error || (typeof e === "object" && e !== null && "message" in e) ? String((e as Error).message) : String(e);
+  const remote = kind ? null : remoteErrorKind(e);
+  if (remote && REMOTE_TITLES[remote])
+    return { kind: remote === "model-not-found" ? "model-not-found" : null, title: REMOTE_TITLES[remote]!, message: remote === "unreachable" ? message + unreachableHint() : message };
   return { kind, title: kind ? ERROR_TITLES[kind] : "Something went wrong", message };
 }
 
@@ -278,6 +338,15 @@ export const firstLine = (text: string) => text.trim().split(/\r?\n/)[0].trim();
 
 const sameKey = (s: string) => s.trim().replace(/\s+/g, " ");
 
+/** Two base URLs name the same server and path (as the client would send to them). */
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return normaliseBaseUrl(a.trim()) === normaliseBaseUrl(b.trim());
+  } catch {
+    return a.trim() === b.trim();
+  }
+}
+
 function uniqueShare(texts: readonly string[]): number {
   if (texts.length === 0) return 0;
   const counts = new Map<string, number>();
@@ -296,6 +365,12 @@ export class LmLabState {
   ids = $state<Record<ModelRole, string>>({ ...DEFAULT_MODEL_IDS });
   localPath = $state("models/");
   device = $state<DeviceRequest>("auto");
+  /** Endpoint source: the simulator's server and model, and the base model's (an empty URL: the simulator's server). */
+  endpoints = $state<Record<EndpointRole, { baseUrl: string; model: string }>>({ instruct: { baseUrl: "http://127.0.0.1:8000/v1", model: "" }, base: { baseUrl: "", model: "" } });
+  /** Why a key was just dropped (its server's URL was changed), shown beside the key field. */
+  keyNote = $state.raw<string | null>(null);
+  // each key with the URL it was typed for: memory only, sent only there
+  #keys = $state<Record<EndpointRole, { key: string; url: string }>>({ instruct: { key: "", url: "" }, base: { key: "", url: "" } });
 
   // which benchmark's user the LM plays (set through `benchmark`)
   #benchmark = $state(LAB_BENCHMARK);
@@ -317,7 +392,7 @@ export class LmLabState {
 
   // status and results (raw: replaced whole, never mutated in place)
   job = $state.raw<Job | null>(null);
-  loaded = $state.raw<Partial<Record<ModelRole, LoadedInfo>>>({});
+  loaded = $state.raw<Partial<Record<ModelRole, LabModelInfo>>>({});
   loadedSource = $state.raw<SourceKind | null>(null);
   files = $state.raw<FileProgress[]>([]);
   /** The last failure, with the job (page section) it belongs to. */
@@ -362,6 +437,40 @@ export class LmLabState {
 
   #models: { instruct?: LabLanguageModel; base?: LabLanguageModel; embedder?: LabEmbeddingModel } = {};
   #abort: AbortController | null = null;
+
+  // ───────────────────────────────────────────────────────────────────────────────────────────
+  // Endpoint URLs and keys
+
+  /** The key typed for a role's server (for the key field). */
+  apiKey(role: EndpointRole): string {
+    return this.#keys[role].key;
+  }
+
+  /** Keeps `key` for the role's server as its URL reads now. */
+  setApiKey(role: EndpointRole, key: string): void {
+    this.#keys[role] = { key, url: this.endpoints[role].baseUrl };
+    this.keyNote = null;
+  }
+
+  /** Changes a role's server URL; a key typed for another URL is dropped, so it never goes to a server it was not typed for. */
+  setEndpointUrl(role: EndpointRole, url: string): void {
+    this.endpoints[role].baseUrl = url;
+    const k = this.#keys[role];
+    if (k.key && !sameUrl(k.url, url)) {
+      this.#keys[role] = { key: "", url: "" };
+      this.keyNote = `The ${role === "instruct" ? "simulator's" : "base model's"} API key was cleared: it was typed for another URL. Type it again for this server.`;
+    }
+  }
+
+  /** Where a role's model is, with the key typed for that very URL (the base model on the simulator's server shares its key). */
+  endpointSpec(role: EndpointRole): EndpointSpec {
+    const own = this.endpoints[role];
+    const ins = this.endpoints.instruct;
+    const baseUrl = role === "base" && own.baseUrl.trim() === "" ? ins.baseUrl.trim() : own.baseUrl.trim();
+    const keyFor = (r: EndpointRole) => (this.#keys[r].key && sameUrl(this.#keys[r].url, baseUrl) ? this.#keys[r].key : undefined);
+    const apiKey = keyFor(role) ?? (role === "base" ? keyFor("instruct") : undefined);
+    return { baseUrl, model: own.model.trim(), ...(apiKey ? { apiKey } : {}) };
+  }
 
   /** The loaded instruct model (the Play page reads a person's own words with it); reactive through `loaded`. */
   get instructModel(): LabLanguageModel | undefined {
@@ -450,7 +559,17 @@ export class LmLabState {
   async load(): Promise<boolean> {
     if (this.busy) return false;
     const source = this.source;
-    const roles = MODEL_ROLES.filter((r) => source === "tiny" || this.ids[r].trim() !== "");
+    const endpoint = source === "endpoint";
+    const given = (r: ModelRole) => (endpoint && r !== "embedder" ? this.endpoints[r].model : this.ids[r]).trim() !== "";
+    const roles = MODEL_ROLES.filter((r) => source === "tiny" || given(r));
+    if (endpoint && (!this.host.connectEndpoint || this.endpoints.instruct.baseUrl.trim() === "")) {
+      this.error = { kind: null, title: "No server", message: "Give the base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1.", job: "load" };
+      return false;
+    }
+    if (endpoint && !roles.includes("instruct")) {
+      this.error = { kind: null, title: "No simulator model", message: "Give the name of the instruct (chat) model as the server lists it.", job: "load" };
+      return false;
+    }
     if (!roles.includes("instruct")) {
       this.error = { kind: null, title: "No simulator model", message: "Give the id of an instruct (chat) model for the simulator.", job: "load" };
       return false;
@@ -470,6 +589,17 @@ export class LmLabState {
       const tiny = source === "tiny" ? await this.host.tinySources() : null;
       for (const role of roles) {
         if (signal.aborted) throw new LmCancelledError("loading");
+        if (endpoint && role !== "embedder") {
+          const spec = this.endpointSpec(role);
+          current = { id: spec.model };
+          this.job = { ...this.job!, label: `Connecting to ${spec.model} at ${spec.baseUrl}` };
+          const m = await this.host.connectEndpoint!(spec, signal);
+          this.#models[role] = m;
+          this.loaded = { ...this.loaded, [role]: m.info };
+          this.#step();
+          continue;
+        }
+        // an endpoint's embedder comes from the hub
         const src: ModelSource = tiny ? tiny[role] : source === "local" ? { id: this.ids[role].trim(), localModelPath: this.localPath.trim() } : { id: this.ids[role].trim() };
         current = src;
         this.job = { ...this.job!, label: `Loading the ${ROLE_WORDS[role]} (${src.id})` };
@@ -547,16 +677,23 @@ export class LmLabState {
     const calls = Math.ceil(n / k);
     const signal = this.#start("compare", "Direct replies", n + calls + 1);
     const t0 = performance.now();
-    let result: CompareResult = { settings, direct: [], vs: [], measures: null, embeddingNote: null, status: "running", seconds: null };
+    const requests0 = lm.requestCount?.() ?? null;
+    let result: CompareResult = { settings, direct: [], vs: [], measures: null, embeddingNote: null, requests: null, status: "running", seconds: null };
     this.compare = result;
-    const update = (patch: Partial<CompareResult>) => (this.compare = result = { ...result, ...patch });
+    const update = (patch: Partial<CompareResult>) => (this.compare = result = { ...result, ...patch, requests: requests0 === null ? null : lm.requestCount!() - requests0 });
     const sampling = { temperature, maxNewTokens };
+    // a model that reads act texts gets the dialogue itself (and VS from its :vs twin), not the prompts
+    const bench = this.lab.bench;
+    const ask = (vsK: number | null, opts: GenerateOptions) =>
+      lm.info.endpoint?.actTexts && lm.generateActs
+        ? lm.generateActs(bench, d, vsK, opts, { signal })
+        : lm.generate(vsK === null ? labLm.directPrompt(d) : labLm.vsPrompt(d, { k: vsK }), opts, { signal });
     try {
       // Direct: n samples of the one-reply prompt
       for (let done = 0; done < n; done += BATCH) {
         if (signal.aborted) throw new LmCancelledError("generation");
         const rows = Math.min(BATCH, n - done);
-        const gens = await lm.generate(labLm.directPrompt(d), { ...sampling, n: rows, seed: seed + done }, { signal });
+        const gens = await ask(null, { ...sampling, n: rows, seed: seed + done });
         update({ direct: [...result.direct, ...gens.map((g) => ({ text: g.text.trim(), tokens: g.tokens, outcome: labLm.parseOutcome(g.text) }))] });
         for (let i = 0; i < rows; i++) this.#step(i + 1 + done === n ? `VS calls (k = ${k})` : undefined);
       }
@@ -566,7 +703,7 @@ export class LmLabState {
       for (let done = 0; done < calls; done += BATCH) {
         if (signal.aborted) throw new LmCancelledError("generation");
         const rows = Math.min(BATCH, calls - done);
-        const gens = await lm.generate(labLm.vsPrompt(d, { k }), { ...vsOpts, n: rows, seed: vsOpts.seed + done }, { signal });
+        const gens = await ask(k, { ...vsOpts, n: rows, seed: vsOpts.seed + done });
         const views = gens.map((g): VsCallView => {
           const parsed = parseVs(g.text, { k });
           const selected = parsed.candidates.length ? selectCandidate(parsed.candidates, settings.selection, rng, { tailThreshold: settings.tailThreshold }) : null;
@@ -680,6 +817,11 @@ export class LmLabState {
       this.error = { kind: null, title: "Check the settings", message: this.settingsProblem, job: "gamma" };
       return null;
     }
+    const noLogprobs = gammaScoringProblem(base.info);
+    if (noLogprobs) {
+      this.error = { kind: null, title: "No log-probs", message: noLogprobs, job: "gamma" };
+      return null;
+    }
     const states = this.gammaAllStates ? this.states.map((s) => s.id) : [this.stateId];
     const benchmark = this.#benchmark;
     const labLm = this.lab.lm;
@@ -698,11 +840,14 @@ export class LmLabState {
     const t0 = performance.now();
     let result: GammaResult = { settings, report: null, dropped: 0, status: "running", seconds: null };
     this.gamma = result;
-    const sample = async (lm: LabLanguageModel, prompt: LmPrompt, seed: number) => {
+    const bench = this.lab.bench;
+    const sample = async (lm: LabLanguageModel, prompt: LmPrompt, seed: number, d?: Dialogue) => {
       const out: string[] = [];
       for (let done = 0; done < m; done += BATCH) {
         if (signal.aborted) throw new LmCancelledError("generation");
-        const gens = await lm.generate(prompt, { temperature: 1, maxNewTokens: settings.maxNewTokens, n: Math.min(BATCH, m - done), seed: seed + done }, { signal });
+        const opts = { temperature: 1, maxNewTokens: settings.maxNewTokens, n: Math.min(BATCH, m - done), seed: seed + done };
+        // an act-text model (serve's simulators) answers the dialogue itself; its acts are scored as text under the base model
+        const gens = d && lm.info.endpoint?.actTexts && lm.generateActs ? await lm.generateActs(bench, d, null, opts, { signal }) : await lm.generate(prompt, opts, { signal });
         out.push(...gens.map((g) => firstLine(g.text)));
       }
       return out;
@@ -714,7 +859,7 @@ export class LmLabState {
         const d = labDialogue(this.cardId, id, benchmark);
         const label = this.states.find((s) => s.id === id)!.label;
         this.job = { ...this.job!, label: `Instruct replies, ${label}` };
-        const replies = await sample(instruct, labLm.directPrompt(d), settings.seed + 1000 * j);
+        const replies = await sample(instruct, labLm.directPrompt(d), settings.seed + 1000 * j, d);
         this.#step(`Base replies, ${label}`);
         const baseSamples = await sample(base, labLm.baseTextPrompt(d), settings.seed + 1000 * j + 500);
         this.#step();
@@ -735,6 +880,22 @@ export class LmLabState {
     }
     return result;
   }
+}
+
+/**
+ * Why γ cannot be fitted under a base model, or null: it samples the base model's replies to a
+ * text prompt and scores replies by their log-probabilities as continuations of that prompt, so an
+ * endpoint base model needs /completions with prompt log-probs (echo, or vLLM's prompt_logprobs).
+ */
+export function gammaScoringProblem(info: LabModelInfo): string | null {
+  const ep = info.endpoint;
+  if (!ep) return null;
+  const c = ep.capabilities;
+  if (ep.actTexts || !c.completions)
+    return `γ needs the base model's log-probabilities of replies as text, and ${ep.model} at ${ep.baseUrl} offers no /v1/completions${ep.actTexts ? " (it reads act texts only)" : ""}. Serve the base model with vLLM (its /v1/completions gives prompt log-probs) and give it as the base model.`;
+  if (!c.echoLogprobs && !c.promptLogprobs)
+    return `γ needs the base model's log-probabilities of replies as text, and ${ep.model} at ${ep.baseUrl} gives no prompt log-probs on /v1/completions (neither echo with token offsets nor vLLM's prompt_logprobs), so γ is not computed rather than computed wrong. vLLM gives them.`;
+  return null;
 }
 
 export const ROLE_WORDS: Record<ModelRole, string> = {
