@@ -616,6 +616,7 @@ export class LmLabState {
         this.#step();
       }
       this.loadedSource = source;
+      if (endpoint) this.keyNote = null;
       const instruct = this.loaded.instruct;
       if (instruct && !instruct.hasChatTemplate)
         this.notice = { job: "load", text: `${instruct.id} has no chat template, so it cannot answer the chat prompts: pick an instruct model for the simulator.` };
