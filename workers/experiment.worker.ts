@@ -1,6 +1,9 @@
 // One experiment worker of the app: an engine backend and the experiment's tasks (pretraining,
 // a condition × seed unit, diagnostics), one at a time, exposed with Comlink. Pause / step /
 // resume act through the gate the runner awaits before every RL step; cancel aborts the task.
+// On WebGPU the worker watches its GPUDevice: once the device is lost, the running task and every
+// later one fail at once with "the WebGPU device was lost: …", so the pool can move to wasm (a
+// destroyed device's reads reject or never come; its results are never returned).
 import * as Comlink from "comlink";
 import { createBackend, type BackendInfo } from "../src/engine/backends";
 import type { BackendName, EngineBackend } from "../src/engine/backend";
@@ -16,12 +19,32 @@ class ExperimentWorker {
   #steps = 0; // RL steps still allowed while paused (Step)
   #waiters: (() => void)[] = [];
   #abort = new AbortController();
+  #device?: GPUDevice;
+  /** Settles with the reason once the WebGPU device is lost; never on wasm. */
+  #lost: Promise<string> = new Promise(() => undefined);
+  #lostReason?: string;
 
   async init(backend: BackendName): Promise<BackendInfo> {
     const { backend: b, info } = await createBackend(backend);
     this.#backend = b;
     this.#info = info;
+    if (info.name === "webgpu") this.#watch((await import("@jax-js/jax")).getWebGPUDevice());
     return info;
+  }
+
+  #watch(device: GPUDevice): void {
+    this.#device = device;
+    this.#lost = device.lost.then(({ reason, message }) => {
+      this.#lostReason = `the WebGPU device was lost: ${message || reason}`;
+      this.#abort.abort(new Error(this.#lostReason));
+      return this.#lostReason;
+    });
+  }
+
+  /** Test hook: destroys this worker's GPUDevice, as a GPU reset or a driver crash would lose it. */
+  destroyDevice(): void {
+    if (!this.#device) throw new Error("this worker has no WebGPU device");
+    this.#device.destroy();
   }
 
   /** Times train and sampling steps of a model of this size on this worker's backend. */
@@ -32,8 +55,16 @@ class ExperimentWorker {
 
   async run(task: Task, onProgress?: (p: UnitProgress) => void) {
     if (!this.#backend) throw new Error("worker not initialised");
+    if (this.#lostReason) throw new Error(this.#lostReason);
     this.#abort = new AbortController();
-    return executeTask(this.#backend, task, onProgress ? (p) => void onProgress(p) : undefined, this.#abort.signal, () => this.#gate());
+    const lost = this.#lost.then((reason) => Promise.reject(new Error(reason)));
+    try {
+      return await Promise.race([executeTask(this.#backend, task, onProgress ? (p) => void onProgress(p) : undefined, this.#abort.signal, () => this.#gate()), lost]);
+    } catch (e) {
+      // a destroyed device's failed read can come before its `lost` promise settles: wait a moment to name the loss
+      if (this.#device && !this.#lostReason) await Promise.race([this.#lost, new Promise((r) => setTimeout(r, 1000))]);
+      throw this.#lostReason ? new Error(this.#lostReason) : e;
+    }
   }
 
   #gate(): Promise<void> {

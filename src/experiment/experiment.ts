@@ -60,7 +60,9 @@ export interface RunReport {
   // microBenchmark: ms per (train + sampling step) of this experiment's simulator model on this
   // machine, measured before the run; the app scales the wall time by its own measurement of the
   // same benchmark to say how long a live run will take there (absent in older reports)
-  env: { backend: string; parallel: number; versions: Record<string, string>; microBenchmark?: MicroBenchmark };
+  // fallback: why and when a run that started on WebGPU moved to wasm (its backend then reads
+  // "wasm (started on webgpu)"); tasks that had finished on WebGPU are kept
+  env: { backend: string; parallel: number; versions: Record<string, string>; microBenchmark?: MicroBenchmark; fallback?: string };
   world: WorldDescription;
   calibration: Calibration;
   pretraining: PretrainingReport[];

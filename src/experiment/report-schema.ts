@@ -29,7 +29,7 @@ const store = z.looseObject({ location: z.string().nullable(), loaded: z.number(
 const ReportSchema = z.looseObject({
   schema: z.literal(REPORT_SCHEMA),
   config: z.unknown(),
-  env: z.looseObject({ backend: z.string() }),
+  env: z.looseObject({ backend: z.string(), fallback: z.string().optional() }),
   conditions: z
     .array(
       z.looseObject({

@@ -43,8 +43,8 @@ export function spawnExperimentWorker(): WorkerHandle<ExperimentWorkerApi> {
 }
 
 export interface ExecutorEvents {
-  /** The pool moved from WebGPU to wasm; `reason` says why. */
-  onFallback?(reason: string): void;
+  /** The pool moved from WebGPU to wasm (once per run) after `finished` tasks had finished on WebGPU; `reason` says why, e.g. "the WebGPU device was lost: …". */
+  onFallback?(reason: string, finished: number): void;
   /** A worker died and was replaced. */
   onRestart?(reason: string): void;
 }
@@ -58,6 +58,8 @@ export class WebWorkerExecutor implements Executor {
   /** Queued tasks that may still start while paused (Step lets one in per idle worker). */
   #allowance = 0;
   #closed = false;
+  /** Tasks this pool has finished. */
+  #finished = 0;
 
   constructor(
     readonly parallelism: number,
@@ -122,7 +124,9 @@ export class WebWorkerExecutor implements Executor {
           await Promise.race([slot.ready, slot.crashed]);
           if (this.#paused) await slot.api.pause();
           const progress = p.onProgress ? Comlink.proxy(p.onProgress) : undefined;
-          p.resolve(await Promise.race([slot.api.run(p.task, progress), slot.crashed]));
+          const result = await Promise.race([slot.api.run(p.task, progress), slot.crashed]);
+          this.#finished++;
+          p.resolve(result);
         } catch (e) {
           const error = e instanceof Error ? e : new Error(String(e));
           if (this.#closed) p.reject(new Error("the run was stopped"));
@@ -131,8 +135,10 @@ export class WebWorkerExecutor implements Executor {
             this.#replace(slot);
             retry = true;
           } else if (slot.backend === "webgpu" && p.attempts < MAX_ATTEMPTS) {
-            this.#backend = "wasm";
-            this.events.onFallback?.(`WebGPU failed (${error.message}); continuing on wasm`);
+            if (this.#backend === "webgpu") {
+              this.#backend = "wasm"; // every task from now on, this one included, runs on wasm
+              this.events.onFallback?.(/WebGPU device was lost/.test(error.message) ? error.message : `a task failed on WebGPU: ${error.message}`, this.#finished);
+            }
             this.#replace(slot);
             retry = true;
           } else p.reject(error);
@@ -173,6 +179,12 @@ export class WebWorkerExecutor implements Executor {
   /** Test hook: worker `i` reports an uncaught error, as a crashing worker does. */
   simulateCrash(i: number): void {
     this.#slots[i].worker.dispatchEvent(new ErrorEvent("error", { message: "simulated crash", cancelable: true }));
+  }
+
+  /** Test hook: worker `i` destroys its WebGPU device, as a GPU reset would lose it. */
+  async simulateDeviceLoss(i: number): Promise<void> {
+    await this.#slots[i].ready;
+    await this.#slots[i].api.destroyDevice();
   }
 
   async close(): Promise<void> {

@@ -117,6 +117,8 @@ export class ExperimentState {
   #runsStarted = 0;
   #preparing: Promise<void> | null = null;
   #stopped = false;
+  /** Why and when this run moved from WebGPU to wasm, for its report. */
+  #fallback: string | null = null;
   #lastSave = 0;
 
   constructor(readonly deps: ExperimentDeps) {}
@@ -211,6 +213,7 @@ export class ExperimentState {
       return null;
     }
     this.#stopped = false;
+    this.#fallback = null;
     this.#runsStarted++;
     this.status = "starting";
     this.error = null;
@@ -266,6 +269,7 @@ export class ExperimentState {
       });
       if (this.#stopped) throw new Error("stopped");
       if (this.backend.name !== report.env.backend) report.env.backend = `${this.backend.name} (started on ${report.env.backend})`;
+      if (this.#fallback) report.env.fallback = this.#fallback;
       this.report = report;
       this.status = "done";
       this.finishedAt = Date.now();
@@ -306,10 +310,14 @@ export class ExperimentState {
     }
   }
 
-  /** The pool moved from WebGPU to wasm mid-run. */
-  fellBack(reason: string): void {
-    if (this.backend) this.backend = { ...this.backend, name: "wasm", reason, notice: `${reason}.` };
-    this.notes = [...this.notes, reason];
+  /** The pool moved from WebGPU to wasm mid-run, after `finished` of its tasks had finished there (they are kept). */
+  fellBack(reason: string, finished: number): void {
+    const lost = /^the WebGPU device was lost: (.*)$/.exec(reason);
+    const what = lost ? `The GPU was lost (${lost[1].replace(/\.$/, "")})` : `WebGPU stopped working (${reason})`;
+    const tasks = `${finished} finished task${finished === 1 ? "" : "s"}`;
+    this.#fallback = `moved to wasm after ${tasks} on webgpu: ${reason}`;
+    if (this.backend)
+      this.backend = { ...this.backend, name: "wasm", reason: `moved from WebGPU to wasm mid-run: ${reason}`, notice: `${what}; the run continues on the CPU (wasm) from its ${tasks}.` };
   }
 
   note(message: string): void {
