@@ -135,7 +135,8 @@ async function shots(page: Page, tag: string) {
   await page.locator("section.models").screenshot({ path: `${SHOTS}/lm-endpoint-${tag}-models.png` });
   const top = await page.locator("section.compare").boundingBox();
   const end = await page.getByTestId("measures").boundingBox();
-  if (top && end) await page.screenshot({ path: `${SHOTS}/lm-endpoint-${tag}-compare.png`, fullPage: true, clip: { x: 0, y: top.y, width: page.viewportSize()!.width, height: end.y + end.height - top.y + 40 } });
+  if (top && end)
+    await page.screenshot({ path: `${SHOTS}/lm-endpoint-${tag}-compare.png`, fullPage: true, clip: { x: 0, y: top.y, width: page.viewportSize()!.width, height: end.y + end.height - top.y + 40 } });
 }
 
 describe("the LM lab on an endpoint (collapse-lab serve)", () => {

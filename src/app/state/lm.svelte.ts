@@ -892,10 +892,10 @@ export function gammaScoringProblem(info: LabModelInfo): string | null {
   const ep = info.endpoint;
   if (!ep) return null;
   const c = ep.capabilities;
-  if (ep.actTexts || !c.completions)
-    return `γ needs the base model's log-probabilities of replies as text, and ${ep.model} at ${ep.baseUrl} offers no /v1/completions${ep.actTexts ? " (it reads act texts only)" : ""}. Serve the base model with vLLM (its /v1/completions gives prompt log-probs) and give it as the base model.`;
+  const needs = `γ needs the base model's log-probabilities of replies as text, and ${ep.model} at ${ep.baseUrl}`;
+  if (ep.actTexts) return `${needs} reads act texts only and offers no /v1/completions. Serve the base model with vLLM (its /v1/completions gives prompt log-probs) and give it as the base model.`;
   if (!c.echoLogprobs && !c.promptLogprobs)
-    return `γ needs the base model's log-probabilities of replies as text, and ${ep.model} at ${ep.baseUrl} gives no prompt log-probs on /v1/completions (neither echo with token offsets nor vLLM's prompt_logprobs), so γ is not computed rather than computed wrong. vLLM gives them.`;
+    return `${needs} gives no prompt log-probs on /v1/completions (neither echo with token offsets nor vLLM's prompt_logprobs), so γ is not computed rather than computed wrong. vLLM gives them.`;
   return null;
 }
 
