@@ -12,7 +12,7 @@ import { createBackend } from "../src/engine/backends";
 import { validateConfig, type ExperimentConfig } from "../src/experiment/config";
 import { nodeStore } from "../src/experiment/node-store";
 import { presetConfig } from "../src/experiment/presets";
-import { assemblePretrained, describeJob, panelJobs, pretrainJobs, type PretrainJob, type PretrainedSet, type PretrainResult } from "../src/experiment/pretrain";
+import { assemblePretrained, describeJob, pretrainJobs, type PretrainJob, type PretrainedSet, type PretrainResult } from "../src/experiment/pretrain";
 import { runUnit } from "../src/experiment/runner";
 import { lookUp } from "../src/experiment/store";
 
@@ -47,7 +47,7 @@ const { backend } = await createBackend("wasm");
 async function fromStore(c: ExperimentConfig): Promise<PretrainedSet> {
   const store = nodeStore();
   const results = new Map<PretrainJob, PretrainResult>();
-  for (const job of [...pretrainJobs(c, c.seedBase), ...panelJobs(c)]) {
+  for (const job of pretrainJobs(c, c.seedBase)) {
     const found = await lookUp(store, c, job, backend.name);
     if (found.source !== "store") throw new Error(`bench: ${describeJob(c, job)} is not in the store (${found.problem ?? found.unavailable ?? "missing"}); run npx collapse-lab store`);
     results.set(job, found.result);

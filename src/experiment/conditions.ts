@@ -216,7 +216,8 @@ export function createOpponents(id: ConditionId, ctx: ConditionContext): Trainin
       return { simulatorFor: () => sim, evaluationSimulators: () => [sim], dispose };
     }
     case "ensemble": {
-      const sims = pretrained.ensemble.map((r, k) => frozen(ctx, `aligned simulator ${k + 1}`, r.checkpoint, gamma, owned));
+      // each member collapsed with its own family's γ (the single simulator's: simulator.gamma)
+      const sims = pretrained.ensemble.map((e) => frozen(ctx, e.name, e.result.checkpoint, e.gamma ?? gamma, owned));
       return { simulatorFor: (step) => sims[step % sims.length], evaluationSimulators: () => sims, dispose };
     }
     case "vs": {

@@ -2,7 +2,7 @@
 // errors that name their path (e.g. `rl.steps: expected a number`). Presets are small overrides
 // of DEFAULT_CONFIG; `--set path=value` applies further overrides to any leaf.
 import { z } from "zod";
-import { BENCHMARK_IDS, BENCHMARKS, benchmarkModule, type BenchmarkId } from "../benchmarks/registry";
+import { BENCHMARK_IDS, BENCHMARKS, benchmarkFor, benchmarkModule, type BenchmarkId } from "../benchmarks/registry";
 import type { BenchmarkModule } from "../benchmarks/types";
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
@@ -108,6 +108,19 @@ const PanelMember = z
     }
   });
 
+/**
+ * Another simulator family of the ensemble: a network pretrained on its own corpus (type mixture
+ * `prior`, default the humans'; size `corpusScale` × the reference's; pretraining seed
+ * `seedOffset`) and collapsed with its own γ, as a held-out panel member is, but trained against.
+ */
+const EnsembleMember = z.strictObject({
+  name: z.string().min(1),
+  gamma: num(1, 1000),
+  prior: z.array(num(0)).optional(),
+  corpusScale: num(0.05, 4),
+  seedOffset: int(0),
+});
+
 /** The sections every benchmark shares; `benchmark`, `world` and `corpus` come from the benchmark's module. */
 const COMMON = {
   version: z.literal(1),
@@ -135,8 +148,13 @@ const COMMON = {
     temperature: num(0.05, 5), // sampling temperature of the policy (training and evaluation)
     evalEvery: int(1), // learning-curve points every n steps
   }),
+  // k frozen aligned simulators, rotated per batch (SCOPE: 3 model families). With members: the
+  // single simulator and the first k − 1 families listed, each collapsed with its own γ. Without
+  // (or with none): the single simulator and k − 1 more networks of its family (the same corpus
+  // population, other samples and seeds), all at simulator.gamma.
   ensemble: z.strictObject({
-    k: int(1, 16), // frozen aligned simulators, rotated per batch (SCOPE: 3)
+    k: int(1, 16),
+    members: z.array(EnsembleMember).max(15).default([]),
   }),
   vs: z.strictObject({
     k: int(1, 64), // candidates per reply (SCOPE: 5)
@@ -182,6 +200,7 @@ export const ExperimentConfigSchema = z.discriminatedUnion("benchmark", [variant
 
 export type ExperimentConfig = z.infer<typeof ExperimentConfigSchema>;
 export type PanelMemberConfig = z.infer<typeof PanelMember>;
+export type EnsembleMemberConfig = z.infer<typeof EnsembleMember>;
 
 export const DEFAULT_CONFIG: ExperimentConfig = {
   version: 1,
@@ -211,7 +230,15 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
   // recorded run (mean of 5 seeds) `cotrain` and `population` level off from ≈ 300; `vs` is still
   // rising at 400 (held-out 0.45 at 300, 0.54 at 400).
   rl: { steps: 400, prompts: 8, groupSize: 16, lr: 3e-3, klCoef: 0.05, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 50 },
-  ensemble: { k: 3 },
+  // SCOPE's ensemble rotates three model families. Here: the single simulator's family and two
+  // others, skewed and sized like the panel's members but none of them (validateConfig checks).
+  ensemble: {
+    k: 3,
+    members: [
+      { name: "family-f", gamma: 5, prior: [0.55, 0.2, 0.15, 0.1], corpusScale: 0.75, seedOffset: 201 },
+      { name: "family-g", gamma: 12, prior: [0.35, 0.3, 0.1, 0.25], corpusScale: 0.5, seedOffset: 202 },
+    ],
+  },
   vs: { k: 5, selection: "random", fidelity: 1 },
   // The forward (mass-covering) anchor. Paper settings, seed 0, KL(reference ‖ co-trained
   // simulator) on the states it plays, from 4.69 at its collapsed start: forward 0.089 after 50
@@ -260,10 +287,79 @@ export function validateConfig(input: unknown): ExperimentConfig {
   }
   const c = r.data;
   const types = benchmarkModule(c.benchmark).typeNames;
+  const priorProblem = (prior: number[] | undefined) =>
+    prior && prior.length !== types.length
+      ? `expected one weight per latent type (${types.length}: ${types.join(", ")}), got ${prior.length}`
+      : prior && !prior.some((w) => w > 0)
+        ? "a type mixture needs some positive weight"
+        : null;
   for (const m of c.panel) {
-    if (m.prior && m.prior.length !== types.length) throw new ConfigError(`panel.${m.name}.prior: expected one weight per latent type (${types.length}: ${types.join(", ")}), got ${m.prior.length}`);
+    const p = priorProblem(m.prior);
+    if (p) throw new ConfigError(`panel.${m.name}.prior: ${p}`);
   }
+  c.ensemble.members.forEach((m, i) => {
+    const p = priorProblem(m.prior);
+    if (p) throw new ConfigError(`ensemble.members[${i}].prior: ${p}`);
+  });
+  const problems = ensembleProblems(c);
+  if (problems.length) throw new ConfigError(`invalid experiment config — ${problems.join("; ")}`);
   return c;
+}
+
+/** What makes a simulator family here: its corpus' type mixture (normalised), its corpus size and its γ. */
+interface Family {
+  prior: number[];
+  corpusScale: number;
+  gamma: number;
+}
+
+function sameFamily(a: Family, b: Family): boolean {
+  const close = (x: number, y: number) => Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x), Math.abs(y));
+  return close(a.gamma, b.gamma) && close(a.corpusScale, b.corpusScale) && a.prior.every((p, i) => close(p, b.prior[i]));
+}
+
+/**
+ * The ensemble's families (ensemble.members) must be distinct from each other, from the single
+ * simulator's (the humans' mixture, the full corpus, simulator.gamma) and from every pretrained
+ * panel member's, and pretrain from seed offsets of their own: a policy must never train against
+ * a family it is evaluated on as held out. Each problem names its path.
+ */
+function ensembleProblems(c: ExperimentConfig): string[] {
+  const { k, members } = c.ensemble;
+  if (members.length === 0) return [];
+  const out: string[] = [];
+  if (k > members.length + 1)
+    out.push(
+      `ensemble.k: ${k}, but ensemble.members lists ${members.length} famil${members.length === 1 ? "y" : "ies"} besides the single simulator's (k at most ${members.length + 1}); list more, or set ensemble.members=[] for ${k} networks of the single simulator's family`,
+    );
+  // a corpus' mixture is its prior normalised (as the benchmarks read it), the humans' when absent
+  const humans = benchmarkFor(c).population.types.map((t) => t.prior);
+  const familyOf = (m: { prior?: number[]; corpusScale: number; gamma: number }): Family => {
+    const total = m.prior?.reduce((a, b) => a + b, 0) ?? 1;
+    return { prior: m.prior ? m.prior.map((w) => w / total) : humans, corpusScale: m.corpusScale, gamma: m.gamma };
+  };
+  const network = c.panel.flatMap((p) =>
+    p.gamma !== undefined && p.corpusScale !== undefined && p.seedOffset !== undefined ? [{ ...p, gamma: p.gamma, corpusScale: p.corpusScale, seedOffset: p.seedOffset }] : [],
+  );
+  const single = familyOf({ corpusScale: 1, gamma: c.simulator.gamma });
+  for (const p of network)
+    if (sameFamily(single, familyOf(p))) out.push(`simulator.gamma: the ensemble trains against the single simulator's family, which is the same family as panel member ${p.name}`);
+  members.forEach((m, i) => {
+    const at = `ensemble.members[${i}]`;
+    const f = familyOf(m);
+    if (sameFamily(f, single)) out.push(`${at}: the same family as the single simulator's (the humans' type mixture, corpus 1 ×, γ = simulator.gamma), which is already the ensemble's first member`);
+    for (const p of network) if (sameFamily(f, familyOf(p))) out.push(`${at}: the same family as panel member ${p.name}`);
+    for (const [j, o] of members.slice(0, i).entries()) {
+      if (sameFamily(f, familyOf(o))) out.push(`${at}: the same family as ensemble.members[${j}] (${o.name})`);
+      if (o.seedOffset === m.seedOffset) out.push(`${at}.seedOffset: ${m.seedOffset} is also ensemble.members[${j}]'s; each family pretrains from its own`);
+      if (o.name === m.name) out.push(`${at}.name: ${JSON.stringify(m.name)} is also ensemble.members[${j}]'s`);
+    }
+    for (const p of c.panel) {
+      if (p.seedOffset === m.seedOffset) out.push(`${at}.seedOffset: ${m.seedOffset} is also panel member ${p.name}'s; each family pretrains from its own`);
+      if (p.name === m.name) out.push(`${at}.name: ${JSON.stringify(m.name)} is also a panel member's`);
+    }
+  });
+  return out;
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

@@ -296,10 +296,12 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       { sim: aligned, role: "aligned", trueGamma: gamma, ref: reference },
       { sim: vs, role: "vs", trueGamma: vsExponent(gamma, config.vs.fidelity), ref: reference },
     ];
-    pretrained.ensemble.slice(1).forEach((r, k) => {
-      const m = load(r.checkpoint);
-      entries.push({ sim: new NeuralSimulator(`ensemble simulator ${k + 2}`, bench, m, gamma, true), role: "ensemble", trueGamma: gamma, ref: new NeuralSimulator("", bench, m, 1, true) });
-    });
+    // member 0 is the aligned simulator above; the others at their own γ (another family's, or simulator.gamma)
+    for (const e of pretrained.ensemble.slice(1)) {
+      const m = load(e.result.checkpoint);
+      const g = e.gamma ?? gamma;
+      entries.push({ sim: new NeuralSimulator(e.name, bench, m, g, true), role: "ensemble", trueGamma: g, ref: new NeuralSimulator("", bench, m, 1, true) });
+    }
     lmPanel = await openLmPanel(
       bench,
       config,

@@ -10,7 +10,7 @@ import { pairedDifference, summarize, type PairedSummary, type Summary } from ".
 import { type ConditionId, type ExperimentConfig, seedsOf } from "./config";
 import type { DiagnosticsReport } from "./diagnostics";
 import { checkLmPanel } from "./lm-panel";
-import { assemblePretrained, describeJob, panelJobs, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
+import { assemblePretrained, describeJob, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
 import type { SeedMetrics, UnitProgress } from "./runner";
 import { jobKey, lookUp, type PretrainStore } from "./store";
 import type { Executor } from "./tasks";
@@ -84,7 +84,7 @@ export interface UnitTiming {
   evalMs: number;
 }
 
-/** One seed's pretraining. Panel models are pretrained once, from seedBase: they are listed under that seed. */
+/** One seed's pretraining: its models, its held-out panel's included. */
 export interface PretrainingReport {
   seed: number;
   referenceNll: number[];
@@ -176,7 +176,7 @@ export async function runExperiment(
   await checkLmPanel(config, opts.onNote); // a missing LM folder or an unreachable remote model fails now, not after pretraining
   const { cache, store } = opts;
   const seeds = seedsOf(config);
-  const jobs = [...panelJobs(config), ...seeds.flatMap((s) => pretrainJobs(config, s))];
+  const jobs = seeds.flatMap((s) => pretrainJobs(config, s));
   const results = new Map<PretrainJob, PretrainResult>();
   const sources = new Map<PretrainJob, PretrainedModelSource>();
   const messages: string[] = [];
@@ -188,7 +188,7 @@ export async function runExperiment(
   let done = 0;
   await Promise.all(
     jobs.map(async (job) => {
-      const what = job.kind === "panel" ? describeJob(config, job) : `seed ${job.seed}: ${describeJob(config, job)}`;
+      const what = `seed ${job.seed}: ${describeJob(config, job)}`;
       const found = store ? await lookUp(store, config, job, opts.backend) : { source: "trained" as const, key: jobKey(config, job, opts.backend) };
       if (found.source === "trained" && found.unavailable) note(`${found.unavailable}; every model pretrains live`);
       if (found.source === "trained" && found.problem) note(`${found.problem} — pretraining ${what} live instead`);

@@ -7,7 +7,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { seedsOf, type ExperimentConfig } from "./config";
 import { presetConfig } from "./presets";
-import { describeJob, panelJobs, pretrainJobs, type PretrainJob } from "./pretrain";
+import { describeJob, pretrainJobs, type PretrainJob } from "./pretrain";
 import { decodeStored, encodeStored, expectedShape, fileStore, INDEX_FORMAT, indexEntry, jobKey, parseIndex, type PretrainStore, type StoreIndex } from "./store";
 import type { Executor } from "./tasks";
 
@@ -40,7 +40,7 @@ export interface StoreRequest {
 
 export function presetRequests(preset: string): StoreRequest[] {
   const config = presetConfig(preset);
-  const jobs = [...panelJobs(config), ...seedsOf(config).flatMap((s) => pretrainJobs(config, s))];
+  const jobs = seedsOf(config).flatMap((s) => pretrainJobs(config, s));
   return jobs.map((job) => ({ preset, config, job }));
 }
 
@@ -118,9 +118,8 @@ export async function fillStore(dir: string, requests: StoreRequest[], executor:
       writeFileSync(join(dir, entry.file), bytes);
       index.models[key] = entry;
       writeIndex(dir, index);
-      const seed = job.kind === "panel" ? `panel (seed ${job.seed})` : `seed ${job.seed}`;
       log(
-        `stored ${++done}/${todo.length} · ${entry.presets.join(", ")} ${seed}: ${entry.model} → ${entry.file} (${(bytes.length / 1024).toFixed(0)} KB, ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+        `stored ${++done}/${todo.length} · ${entry.presets.join(", ")} seed ${job.seed}: ${entry.model} → ${entry.file} (${(bytes.length / 1024).toFixed(0)} KB, ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
       );
     }),
   );

@@ -1,8 +1,9 @@
 // Pretraining (DESIGN §3.4): a corpus of dialogues between humans and the behaviour persuader;
 // maximum likelihood with role masks — the base policy learns the agent's turns, a simulator the
 // user's turns given the persona card. The reference simulator should approach the exact Bayes
-// predictive of the population (its KL is reported); panel simulators learn from corpora of
-// differently skewed populations, smaller samples and other seeds, as LLM families differ.
+// predictive of the population (its KL is reported); panel simulators, and the ensemble's other
+// families, learn from corpora of differently skewed populations, smaller samples and other seeds,
+// as LLM families differ. Every seed pretrains its own models, its held-out panel included.
 // Panel members that are real LMs (`lm` in the config) are not pretrained (lm-panel.ts).
 import type { Benchmark, Dialogue } from "../benchmarks/types";
 import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
@@ -11,7 +12,7 @@ import { DEFAULT_OPTIM, DEFAULT_POLICY } from "../engine/backend";
 import { initCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import type { ModelConfig } from "../engine/config";
 import { Rng } from "../engine/random";
-import type { ExperimentConfig, PanelMemberConfig } from "./config";
+import type { EnsembleMemberConfig, ExperimentConfig, PanelMemberConfig } from "./config";
 import { encode, type Role } from "../benchmarks/encode";
 
 export function modelConfig(bench: Benchmark, size: ExperimentConfig["policy"]["model"], role: Role): ModelConfig {
@@ -89,11 +90,21 @@ export type PanelEntry =
   | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> } // loaded by lm-panel.ts where it is used
   | { name: string; remote: NonNullable<PanelMemberConfig["remote"]> }; // a remote server's model (lm-panel.ts)
 
+/** An ensemble member: a network and the γ it is collapsed with (null: the run's simulator.gamma, as the single simulator). */
+export interface EnsembleEntry {
+  name: string;
+  gamma: number | null;
+  result: PretrainResult;
+}
+
 export interface PretrainedSet {
   seed: number;
   reference: PretrainResult; // π_ref, the single simulator's network
-  ensemble: PretrainResult[]; // K reference networks (member 0 is `reference`)
-  panel: PanelEntry[];
+  // k members; member 0 is `reference` at simulator.gamma, the others are its family's networks at
+  // simulator.gamma (ensemble.members empty) or the other families at their own γ
+  ensemble: EnsembleEntry[];
+  panel: PanelEntry[]; // this seed's
+
   basePolicy: PretrainResult;
 }
 
@@ -101,30 +112,32 @@ export interface PretrainedSet {
 export type PretrainJob =
   | { kind: "reference"; seed: number }
   | { kind: "policy"; seed: number }
-  | { kind: "ensemble"; seed: number; member: number } // member ≥ 1
-  | { kind: "panel"; seed: number; member: number };
+  | { kind: "ensemble"; seed: number; member: number } // member ≥ 1: its place in the ensemble (ensemble.members[member − 1] when listed)
+  | { kind: "panel"; seed: number; member: number }; // member: the index in c.panel
 
 /** The role a job's model learns: the base policy, or a simulator (reference, ensemble, panel). */
 export function jobRole(job: PretrainJob): Role {
   return job.kind === "policy" ? "policy" : "simulator";
 }
 
+/** Every model one seed needs: its reference, base policy, ensemble members and held-out panel. */
 export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
   const jobs: PretrainJob[] = [
     { kind: "reference", seed },
     { kind: "policy", seed },
   ];
   if (c.conditions.includes("ensemble")) for (let k = 1; k < c.ensemble.k; k++) jobs.push({ kind: "ensemble", seed, member: k });
-  return jobs;
+  return [...jobs, ...panelJobs(c, seed)];
 }
 
 /**
- * The held-out panel is a fixed set of other "families", like the fixed panel of LLM simulators in
- * SCOPE: pretrained once per experiment (from seedBase) and shared by every seed. LM members
- * need no job; `member` stays the index in `c.panel`.
+ * The held-out panel of one seed: the same member configs (other "families", like SCOPE's panel
+ * of LLM simulators) drawn and pretrained from that seed, so the seeds' spread covers the panel's
+ * randomness too. Seed s's panel is what a single panel drawn from seedBase = s was. LM and
+ * remote members need no job; `member` stays the index in `c.panel`.
  */
-export function panelJobs(c: ExperimentConfig): PretrainJob[] {
-  return c.panel.flatMap((m, i): PretrainJob[] => (m.lm || m.remote ? [] : [{ kind: "panel", seed: c.seedBase, member: i }]));
+export function panelJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
+  return c.panel.flatMap((m, i): PretrainJob[] => (m.lm || m.remote ? [] : [{ kind: "panel", seed, member: i }]));
 }
 
 /** A network member's pretraining settings (validateConfig requires them when `lm` is absent). */
@@ -134,17 +147,35 @@ function networkMember(c: ExperimentConfig, i: number): { name: string; gamma: n
   return { name, gamma, prior, corpusScale, seedOffset };
 }
 
+/** The family ensemble member `member` (≥ 1) stands for, when the ensemble lists its families. */
+export function ensembleFamily(c: ExperimentConfig, member: number): EnsembleMemberConfig | undefined {
+  return c.ensemble.members[member - 1];
+}
+
 export function describeJob(c: ExperimentConfig, job: PretrainJob): string {
   switch (job.kind) {
     case "reference":
       return "reference simulator";
     case "policy":
       return "base policy";
-    case "ensemble":
-      return `ensemble simulator ${job.member + 1}`;
+    case "ensemble": {
+      const f = ensembleFamily(c, job.member);
+      return f ? `ensemble simulator ${f.name}` : `ensemble simulator ${job.member + 1}`;
+    }
     case "panel":
       return `panel simulator ${c.panel[job.member].name}`;
   }
+}
+
+/**
+ * A network of another family: a corpus of `prior`'s population (the humans' when absent) of
+ * corpusScale × the reference's size, drawn and pretrained from seed and seedOffset.
+ */
+function pretrainFamily(backend: EngineBackend, c: ExperimentConfig, bench: Benchmark, seed: number, f: { prior?: number[]; corpusScale: number; seedOffset: number }): Promise<PretrainResult> {
+  const rng = Rng.seed(seed).fork(1000 + f.seedOffset);
+  const world = benchmarkFor(c, f.prior); // a differently skewed population
+  const corpus = buildCorpus(c, world, Math.max(64, Math.round(c.corpus.dialogues * f.corpusScale)), rng.fork(0));
+  return pretrain(backend, bench, corpus, "simulator", c.simulator, rng.fork(1).int(2 ** 31));
 }
 
 /** Pretrains one model. Deterministic given the inputs store.ts keys it by (jobInputs). */
@@ -160,38 +191,37 @@ export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig
         : pretrain(backend, bench, corpus, "policy", c.policy, root.fork(2).int(2 ** 31));
     }
     case "ensemble": {
+      const family = ensembleFamily(c, job.member);
+      if (family) return pretrainFamily(backend, c, bench, job.seed, family);
       // another sample of the same population and another seed: same family, another checkpoint
       const corpus = buildCorpus(c, bench, c.corpus.dialogues, root.fork(10 + job.member));
       return pretrain(backend, bench, corpus, "simulator", c.simulator, root.fork(20 + job.member).int(2 ** 31));
     }
-    case "panel": {
-      const m = networkMember(c, job.member);
-      const rng = Rng.seed(job.seed).fork(1000 + m.seedOffset);
-      const world = benchmarkFor(c, m.prior); // a differently skewed population
-      const corpus = buildCorpus(c, world, Math.max(64, Math.round(c.corpus.dialogues * m.corpusScale)), rng.fork(0));
-      return pretrain(backend, bench, corpus, "simulator", c.simulator, rng.fork(1).int(2 ** 31));
-    }
+    case "panel":
+      return pretrainFamily(backend, c, bench, job.seed, networkMember(c, job.member));
   }
 }
 
+/** Seed `seed`'s models from the results of its jobs (pretrainJobs). */
 export function assemblePretrained(c: ExperimentConfig, seed: number, results: Map<PretrainJob, PretrainResult>): PretrainedSet {
-  const find = (pred: (j: PretrainJob) => boolean, s = seed) => {
-    for (const [j, r] of results) if (j.seed === s && pred(j)) return r;
-    throw new Error(`missing pretrained model for seed ${s}`);
+  const find = (pred: (j: PretrainJob) => boolean) => {
+    for (const [j, r] of results) if (j.seed === seed && pred(j)) return r;
+    throw new Error(`missing pretrained model for seed ${seed}`);
   };
   const reference = find((j) => j.kind === "reference");
-  const ensemble = [reference];
-  if (c.conditions.includes("ensemble")) for (let k = 1; k < c.ensemble.k; k++) ensemble.push(find((j) => j.kind === "ensemble" && j.member === k));
+  const ensemble: EnsembleEntry[] = [{ name: "aligned simulator", gamma: null, result: reference }];
+  if (c.conditions.includes("ensemble"))
+    for (let k = 1; k < c.ensemble.k; k++) {
+      const f = ensembleFamily(c, k);
+      const result = find((j) => j.kind === "ensemble" && j.member === k);
+      ensemble.push(f ? { name: f.name, gamma: f.gamma, result } : { name: `ensemble simulator ${k + 1}`, gamma: null, result });
+    }
   return {
     seed,
     reference,
     ensemble,
     panel: c.panel.map((m, i): PanelEntry =>
-      m.lm
-        ? { name: m.name, lm: m.lm }
-        : m.remote
-          ? { name: m.name, remote: m.remote }
-          : { name: m.name, gamma: networkMember(c, i).gamma, result: find((j) => j.kind === "panel" && j.member === i, c.seedBase) },
+      m.lm ? { name: m.name, lm: m.lm } : m.remote ? { name: m.name, remote: m.remote } : { name: m.name, gamma: networkMember(c, i).gamma, result: find((j) => j.kind === "panel" && j.member === i) },
     ),
     basePolicy: find((j) => j.kind === "policy"),
   };
@@ -200,9 +230,9 @@ export function assemblePretrained(c: ExperimentConfig, seed: number, results: M
 /** Pretrains every model one seed needs, in this thread. */
 export async function pretrainAll(backend: EngineBackend, c: ExperimentConfig, seed: number, onStage?: (stage: string) => void): Promise<PretrainedSet> {
   const results = new Map<PretrainJob, PretrainResult>();
-  for (const job of [...pretrainJobs(c, seed), ...panelJobs({ ...c, seedBase: seed })]) {
+  for (const job of pretrainJobs(c, seed)) {
     onStage?.(describeJob(c, job));
     results.set(job, await runPretrainJob(backend, c, job));
   }
-  return assemblePretrained({ ...c, seedBase: seed }, seed, results);
+  return assemblePretrained(c, seed, results);
 }

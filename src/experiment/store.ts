@@ -12,7 +12,7 @@ import { CHECKPOINT_FORMAT, validateCheckpoint, type Checkpoint } from "../engin
 import type { ModelConfig } from "../engine/config";
 import type { ExperimentConfig } from "./config";
 import { benchmarkFor } from "../benchmarks/registry";
-import { describeJob, jobRole, modelConfig, type PretrainJob, type PretrainResult } from "./pretrain";
+import { describeJob, ensembleFamily, jobRole, modelConfig, type PretrainJob, type PretrainResult } from "./pretrain";
 
 /** Bump whenever pretraining code changes what a job computes: every stored key changes with it. */
 export const STORE_VERSION = 1;
@@ -40,8 +40,8 @@ export function canonicalJson(value: unknown): string {
 /**
  * Exactly what runPretrainJob reads for this job: the world, the corpus, the role's model and
  * pretraining settings (not the simulator's γ, which only RL uses), the member's own settings,
- * the seed, the kind, the backend and STORE_VERSION. A panel member is keyed by its settings,
- * not by its name, its γ or its place in the panel.
+ * the seed, the kind, the backend and STORE_VERSION. A panel member, and an ensemble member of
+ * another family, is keyed by its settings, not by its name, its γ or its place.
  */
 export function jobInputs(c: ExperimentConfig, job: PretrainJob, backend: string): Record<string, unknown> {
   const role = jobRole(job);
@@ -58,7 +58,12 @@ export function jobInputs(c: ExperimentConfig, job: PretrainJob, backend: string
     model: section.model,
     pretrain: section.pretrain,
   };
-  if (job.kind === "ensemble") inputs.member = job.member;
+  if (job.kind === "ensemble") {
+    // another family is keyed by its settings, as a panel member is; a network of the reference's family by its place
+    const f = ensembleFamily(c, job.member);
+    if (f) inputs.family = { prior: f.prior, corpusScale: f.corpusScale, seedOffset: f.seedOffset };
+    else inputs.member = job.member;
+  }
   if (job.kind === "panel") {
     const { prior, corpusScale, seedOffset } = c.panel[job.member];
     inputs.panelMember = { prior, corpusScale, seedOffset };

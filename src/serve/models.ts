@@ -13,7 +13,7 @@ import { validateConfig, merge, type ConditionId, type ExperimentConfig } from "
 import type { Checkpoint } from "../engine/checkpoint";
 import { decodePolicy, parsePoliciesIndex } from "../experiment/policies";
 import { presetConfig } from "../experiment/presets";
-import { assemblePretrained, describeJob, modelConfig, modelOptions, panelJobs, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../experiment/pretrain";
+import { assemblePretrained, describeJob, modelConfig, modelOptions, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../experiment/pretrain";
 import { lookUp, type PretrainStore } from "../experiment/store";
 import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive } from "../simulators/simulator";
@@ -69,7 +69,7 @@ export async function loadServedWorld(opts: {
   // no ensemble members: serve exposes the reference, which is the ensemble's first member
   const c: ExperimentConfig = { ...config, conditions: config.conditions.filter((x) => x !== "ensemble") };
   if (c.conditions.length === 0) c.conditions = ["single"];
-  const jobs = [...pretrainJobs(c, seed), ...panelJobs(c)];
+  const jobs = pretrainJobs(c, seed); // its panel is this seed's
   const results = new Map<PretrainJob, PretrainResult>();
   let loaded = 0;
   for (const job of jobs) {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ExperimentState, type ControlledExecutor } from "../../src/app/state/experiment.svelte";
 import { createBackend } from "../../src/engine/backends/index";
 import { seedsOf } from "../../src/experiment/config";
-import { describeJob, panelJobs, pretrainJobs } from "../../src/experiment/pretrain";
+import { describeJob, pretrainJobs } from "../../src/experiment/pretrain";
 import { jobKey } from "../../src/experiment/store";
 import { InlineExecutor, type Task } from "../../src/experiment/tasks";
 import { parseUrlState } from "../../src/app/lib/url-state";
@@ -19,7 +19,7 @@ const decide = async (): Promise<BackendDecision> => ({ requested: "auto", name:
 describe("ExperimentState with a store of pretrained models", () => {
   it("loads stored models, pretrains the rest, and says so in its notes and the report", async () => {
     const { backend } = await createBackend("cpu");
-    const jobs = [...panelJobs(TEST_CONFIG), ...seedsOf(TEST_CONFIG).flatMap((s) => pretrainJobs(TEST_CONFIG, s))];
+    const jobs = seedsOf(TEST_CONFIG).flatMap((s) => pretrainJobs(TEST_CONFIG, s));
     const files = new MemoryFiles();
     for (const job of jobs) files.put(TEST_CONFIG, job, fakeResult(TEST_CONFIG, job));
     const broken = files.index.models[jobKey(TEST_CONFIG, { kind: "reference", seed: 1 }, "wasm")].file;

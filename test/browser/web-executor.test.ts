@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { WebWorkerExecutor } from "../../src/app/lib/web-executor";
 import { presetConfig } from "../../src/experiment/presets";
-import { assemblePretrained, panelJobs, pretrainJobs, type PretrainedSet } from "../../src/experiment/pretrain";
+import { assemblePretrained, pretrainJobs, type PretrainedSet } from "../../src/experiment/pretrain";
 import type { SeedMetrics, UnitProgress } from "../../src/experiment/runner";
 import type { Task } from "../../src/experiment/tasks";
 
@@ -25,7 +25,7 @@ function pretrained(): Promise<PretrainedSet> {
     const pool = new WebWorkerExecutor(1, "wasm");
     try {
       const results = new Map();
-      for (const job of [...panelJobs(c), ...pretrainJobs(c, 0)]) results.set(job, await pool.run({ kind: "pretrain", config: c, job }));
+      for (const job of pretrainJobs(c, 0)) results.set(job, await pool.run({ kind: "pretrain", config: c, job }));
       return assemblePretrained(c, 0, results);
     } finally {
       await pool.close();

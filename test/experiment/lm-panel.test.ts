@@ -90,8 +90,8 @@ describe("LM panel members: config", () => {
 
   it("LM members get no pretraining job; network members keep their config index", () => {
     const c = configWith({ model: "./m" });
-    expect(panelJobs(c)).toEqual([{ kind: "panel", seed: c.seedBase, member: 0 }]);
-    expect(panelJobs(smoke)).toHaveLength(smoke.panel.length);
+    expect(panelJobs(c, 7)).toEqual([{ kind: "panel", seed: 7, member: 0 }]);
+    expect(panelJobs(smoke, smoke.seedBase)).toHaveLength(smoke.panel.length);
   });
 
   it("a path is a local folder, anything else a hub id", () => {

@@ -43,7 +43,7 @@ function context(config: ExperimentConfig): ConditionContext & { bench: ReturnTy
   const pretrained: PretrainedSet = {
     seed: 0,
     reference,
-    ensemble: [reference],
+    ensemble: [{ name: "aligned simulator", gamma: null, result: reference }],
     panel: [],
     basePolicy: { checkpoint: initCheckpoint(modelConfig(bench, config.policy.model, "policy"), 2), nll: [] },
   };

@@ -13,7 +13,7 @@ import { applySet, seedsOf, validateConfig, type ExperimentConfig } from "../../
 import { runExperiment } from "../../src/experiment/experiment";
 import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR } from "../../src/experiment/node-store";
 import { presetConfig } from "../../src/experiment/presets";
-import { describeJob, panelJobs, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
+import { describeJob, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
 import { parseReport } from "../../src/experiment/report-schema";
 import { canonicalJson, encodeStored, expectedShape, fileStore, jobInputs, jobKey, lookUp, STORE_VERSION, StoreError, StoreUnavailable, type StoreIndex } from "../../src/experiment/store";
 import { InlineExecutor, type Executor, type Task, type TaskResult } from "../../src/experiment/tasks";
@@ -63,18 +63,23 @@ describe("store keys", () => {
       expect(jobKey(QUICK, { ...job, seed: 1 }, "wasm"), `${name}: seed`).not.toBe(key);
       expect(jobKey(QUICK, job, "cpu"), `${name}: backend`).not.toBe(key);
     }
-    // members and the panel member's own settings
+    // members and the panel member's and the ensemble family's own settings
     expect(jobKey(QUICK, { kind: "ensemble", seed: 0, member: 2 }, "wasm")).not.toBe(jobKey(QUICK, JOBS.ensemble, "wasm"));
     for (const a of ["panel.1.prior=[0.1,0.2,0.3,0.4]", "panel.1.corpusScale=0.75", "panel.1.seedOffset=7"]) {
       expect(jobKey(set(QUICK, a), JOBS.panel, "wasm"), a).not.toBe(jobKey(QUICK, JOBS.panel, "wasm"));
     }
-    // panel jobs take their seed from seedBase
-    expect(jobKey(QUICK, panelJobs({ ...QUICK, seedBase: 5 })[1], "wasm")).not.toBe(jobKey(QUICK, panelJobs(QUICK)[1], "wasm"));
-    // every job of a run has its own key (kinds, members, seeds)
+    for (const a of ["ensemble.members.0.prior=[0.1,0.2,0.3,0.4]", "ensemble.members.0.corpusScale=0.3", "ensemble.members.0.seedOffset=7"]) {
+      expect(jobKey(set(QUICK, a), JOBS.ensemble, "wasm"), a).not.toBe(jobKey(QUICK, JOBS.ensemble, "wasm"));
+    }
+    // the reference's family (no members listed): member 2 is another network than member 1
+    const samples = set(QUICK, "ensemble.members=[]");
+    expect(jobKey(samples, { kind: "ensemble", seed: 0, member: 2 }, "wasm")).not.toBe(jobKey(samples, JOBS.ensemble, "wasm"));
+    expect(jobKey(samples, JOBS.ensemble, "wasm")).not.toBe(jobKey(QUICK, JOBS.ensemble, "wasm"));
+    // every job of a run has its own key (kinds, members, seeds: each seed its own panel)
     // service-paper's models are left to live pretraining: hours of wasm for five seeds of the longer world
     for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick"]) {
       const c = presetConfig(preset);
-      const jobs = [...panelJobs(c), ...seedsOf(c).flatMap((s) => pretrainJobs(c, s))];
+      const jobs = seedsOf(c).flatMap((s) => pretrainJobs(c, s));
       expect(new Set(jobs.map((j) => jobKey(c, j, "wasm"))).size, preset).toBe(jobs.length);
     }
   });
@@ -94,10 +99,11 @@ describe("store keys", () => {
       "vs.k=2",
       "cotrain.lr=0.5",
       "population.poolSize=2",
-      "ensemble.k=5",
       "parallel=3",
       "panel.1.name=renamed",
       "panel.1.gamma=2",
+      "ensemble.members.0.name=renamed",
+      "ensemble.members.0.gamma=7",
       "panel.0.seedOffset=999", // another member
     ];
     for (const [name, job] of Object.entries(JOBS)) {
@@ -106,8 +112,12 @@ describe("store keys", () => {
       for (const a of [...ignored, `${other}.model.d=32`, `${other}.pretrain.steps=7`, `${other}.pretrain.lr=0.001`]) {
         expect(jobKey(set(QUICK, a), job, "wasm"), `${name}: ${a}`).toBe(key);
       }
-      if (job.kind !== "panel") expect(jobKey(set(QUICK, "seedBase=40"), job, "wasm"), `${name}: seedBase`).toBe(key);
+      // a job names its seed: seed s's models, its panel's too, are the same whatever the run's first seed
+      expect(jobKey(set(QUICK, "seedBase=40"), job, "wasm"), `${name}: seedBase`).toBe(key);
     }
+    // the reference's family: a member is keyed by its place, whatever the ensemble's size
+    const samples = set(QUICK, "ensemble.members=[]");
+    expect(jobKey(set(samples, "ensemble.k=5"), JOBS.ensemble, "wasm")).toBe(jobKey(samples, JOBS.ensemble, "wasm"));
     // a panel member keeps its key wherever it stands in the panel
     const swapped = { ...QUICK, panel: [QUICK.panel[1], QUICK.panel[0], ...QUICK.panel.slice(2)] };
     expect(jobKey(swapped, { kind: "panel", seed: 0, member: 0 }, "wasm")).toBe(jobKey(QUICK, JOBS.panel, "wasm"));
@@ -266,10 +276,11 @@ class CountingExecutor implements Executor {
 
 describe("runExperiment with a store", () => {
   it("loads stored jobs (source store), pretrains the rest live (source trained) and names an unusable file", async () => {
-    const c = validateConfig({ ...SMOKE, conditions: ["base", "ensemble"], eval: { ...SMOKE.eval, diagnosticSeeds: 0 } });
+    // the ensemble of the reference's family, whose members the shipped store holds for persuasion-smoke
+    const c = validateConfig({ ...SMOKE, conditions: ["base", "ensemble"], ensemble: { k: 3, members: [] }, eval: { ...SMOKE.eval, diagnosticSeeds: 0 } });
     const shipped = nodeStore();
     const m = new MemoryFiles();
-    const jobs = [...panelJobs(c), ...pretrainJobs(c, c.seedBase)];
+    const jobs = pretrainJobs(c, c.seedBase);
     for (const job of jobs) m.put(c, job, (await shipped.get(jobKey(c, job, "wasm"), expectedShape(c, job)))!);
     // ensemble simulator 3 is not stored; the reference's file is cut short
     delete m.index.models[jobKey(c, { kind: "ensemble", seed: 0, member: 2 }, "wasm")];
@@ -304,7 +315,7 @@ describe("runExperiment with a store", () => {
     const c = validateConfig({ ...SMOKE, conditions: ["base"], eval: { ...SMOKE.eval, diagnosticSeeds: 0 } });
     // pretraining is answered from the shipped files, to keep this test fast: what matters is that it was asked for
     const shipped = new Map<string, PretrainResult>();
-    const jobs = [...panelJobs(c), ...pretrainJobs(c, c.seedBase)];
+    const jobs = pretrainJobs(c, c.seedBase);
     for (const job of jobs) shipped.set(canonicalJson(job), (await nodeStore().get(jobKey(c, job, "wasm"), expectedShape(c, job)))!);
     const executor = new CountingExecutor(wasm, (job) => shipped.get(canonicalJson(job)));
     const notes: string[] = [];

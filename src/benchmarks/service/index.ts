@@ -147,6 +147,9 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
     // dialogues, with more acts to choose from: it needs several times Persuasion's pretraining to
     // leave the near-uniform start, and GRPO from a near-uniform policy finds no script to sharpen.
     policy: { pretrain: { steps: 800 } },
+    // the ensemble as before SCOPE's families: the single simulator and two more networks of its
+    // family (ensemble.members lists other families instead; Persuasion's presets use those)
+    ensemble: { k: 3, members: [] },
     // the held-out panel: other families (type mixtures, corpus sizes, seeds) and sharpness, as for Persuasion
     panel: [
       { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
