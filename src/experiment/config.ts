@@ -342,8 +342,13 @@ function ensembleProblems(c: ExperimentConfig): string[] {
     p.gamma !== undefined && p.corpusScale !== undefined && p.seedOffset !== undefined ? [{ ...p, gamma: p.gamma, corpusScale: p.corpusScale, seedOffset: p.seedOffset }] : [],
   );
   const single = familyOf({ corpusScale: 1, gamma: c.simulator.gamma });
-  for (const p of network)
-    if (sameFamily(single, familyOf(p))) out.push(`simulator.gamma: the ensemble trains against the single simulator's family, which is the same family as panel member ${p.name}`);
+  // the single simulator's family is the ensemble's first member: held out it would not be
+  if (c.conditions.includes("ensemble"))
+    for (const p of network)
+      if (sameFamily(single, familyOf(p)))
+        out.push(
+          `simulator.gamma: the ensemble trains against the single simulator's family, which is the same family as panel member ${p.name} (choose another γ, or leave ensemble out of the conditions)`,
+        );
   members.forEach((m, i) => {
     const at = `ensemble.members[${i}]`;
     const f = familyOf(m);

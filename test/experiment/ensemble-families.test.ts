@@ -71,6 +71,7 @@ describe("ensemble families in the config", () => {
     // the single simulator's family may not be a panel member's either, when the ensemble trains against it as a family
     expect(invalid(set(DEFAULT_CONFIG, "simulator.gamma=4"))).toThrow(/simulator\.gamma: .*panel member family-a/);
     expect(validateConfig(set(DEFAULT_CONFIG, "simulator.gamma=4", "ensemble.members=[]")).simulator.gamma).toBe(4);
+    expect(validateConfig(set(DEFAULT_CONFIG, "simulator.gamma=4", 'conditions=["single","vs"]')).simulator.gamma).toBe(4);
   });
 
   it("checks k against the families listed, the mixtures' length, and every member's keys", () => {
