@@ -1,8 +1,9 @@
 // Runs an experiment's tasks in a pool of dedicated module workers (one task per worker at a
 // time), never on the main thread. Pause / step / resume / stop reach every worker.
 // Reliability (DESIGN §9): a crashed worker is replaced and its task runs again; a task that
-// fails on WebGPU (e.g. a lost device) moves the whole pool to wasm and runs again. Tasks are
-// deterministic and finished ones are kept, so the run continues where it was.
+// fails on WebGPU (e.g. a lost device) moves the whole pool to wasm: it runs again there, and so
+// does every task still running on WebGPU in another worker. Tasks are deterministic and finished
+// ones are kept, so the run continues where it was, on wasm from then on.
 import * as Comlink from "comlink";
 import type { BackendInfo } from "../../engine/backends";
 import type { BackendName } from "../../engine/backend";
@@ -17,7 +18,8 @@ interface Slot {
   ready: Promise<BackendInfo>;
   backend: BackendName;
   busy: boolean;
-  crashed: Promise<never>; // rejects when the worker dies
+  crashed: Promise<never>; // rejects when the worker dies, or when its task is moved to wasm
+  interrupt: (e: Error) => void; // rejects `crashed`
 }
 
 interface Pending {
@@ -37,6 +39,9 @@ export class WorkerCrashed extends Error {
     this.name = "WorkerCrashed";
   }
 }
+
+/** A task that was running on WebGPU when the pool moved to wasm: it runs again there. */
+class MovedToWasm extends Error {}
 
 export function spawnExperimentWorker(): WorkerHandle<ExperimentWorkerApi> {
   return wrapWorker(new Worker(new URL("../../../workers/experiment.worker.ts", import.meta.url), { type: "module", name: "collapse-lab experiment" }));
@@ -72,14 +77,16 @@ export class WebWorkerExecutor implements Executor {
 
   #spawn(): Slot {
     const { worker, api } = spawnExperimentWorker();
+    let interrupt: (e: Error) => void = () => undefined;
     const crashed = new Promise<never>((_, reject) => {
+      interrupt = reject;
       worker.addEventListener("error", (e) => {
         e.preventDefault(); // handled here: the task is redone on a fresh worker
         reject(new WorkerCrashed(`a worker crashed: ${e.message || "unknown error"}`));
       });
     });
     crashed.catch(() => undefined); // observed in #pump
-    return { worker, api, ready: api.init(this.#backend), backend: this.#backend, busy: false, crashed };
+    return { worker, api, ready: api.init(this.#backend), backend: this.#backend, busy: false, crashed, interrupt };
   }
 
   #replace(slot: Slot): void {
@@ -130,13 +137,18 @@ export class WebWorkerExecutor implements Executor {
         } catch (e) {
           const error = e instanceof Error ? e : new Error(String(e));
           if (this.#closed) p.reject(new Error("the run was stopped"));
-          else if (e instanceof WorkerCrashed && p.attempts < MAX_ATTEMPTS) {
+          else if (e instanceof MovedToWasm) {
+            p.attempts--; // nothing failed: it runs again on wasm
+            this.#replace(slot);
+            retry = true;
+          } else if (e instanceof WorkerCrashed && p.attempts < MAX_ATTEMPTS) {
             this.events.onRestart?.(error.message);
             this.#replace(slot);
             retry = true;
           } else if (slot.backend === "webgpu" && p.attempts < MAX_ATTEMPTS) {
             if (this.#backend === "webgpu") {
               this.#backend = "wasm"; // every task from now on, this one included, runs on wasm
+              for (const other of this.#slots) if (other !== slot && other.busy && other.backend === "webgpu") other.interrupt(new MovedToWasm());
               this.events.onFallback?.(/WebGPU device was lost/.test(error.message) ? error.message : `a task failed on WebGPU: ${error.message}`, this.#finished);
             }
             this.#replace(slot);
