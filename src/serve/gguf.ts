@@ -81,9 +81,9 @@ interface NlcSequence {
   clearHistory(): Promise<void>;
   evaluateWithMetadata(
     tokens: Token[],
-    metadata: { probabilities: boolean },
+    metadata: { confidence: boolean; probabilities: boolean },
     options: { temperature: number; topP: number; topK: number; minP: number; seed: number },
-  ): AsyncGenerator<{ token: Token; probabilities?: Map<Token, number> }>;
+  ): AsyncGenerator<{ token: Token; confidence?: number; probabilities?: Map<Token, number> }>;
 }
 type ChatHistoryItem = { type: "system"; text: string } | { type: "user"; text: string } | { type: "model"; response: string[] };
 interface NlcModule {
@@ -139,12 +139,14 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
     // the generator ends by itself at an end-of-generation token (it does not yield it)
     let finish: TextChoice["finish"] = "stop";
     const options = { temperature: s.temperature, topP: s.topP, topK: 0, minP: 0, seed };
-    for await (const r of sequence.evaluateWithMetadata(prompt, { probabilities: logprobs !== null }, options)) {
+    // the whole distribution (a map over the vocabulary per token) only when alternatives are asked for
+    const metadata = { confidence: logprobs !== null, probabilities: (s.topLogprobs ?? 0) > 0 };
+    for await (const r of sequence.evaluateWithMetadata(prompt, metadata, options)) {
       if (model.isEogToken(r.token)) break;
       out.push(r.token);
-      if (logprobs && r.probabilities) {
-        const top = [...r.probabilities.entries()].slice(0, s.topLogprobs!).map(([t, p]) => ({ token: piece(t), logprob: lp(p) }));
-        logprobs.push({ token: piece(r.token), logprob: lp(r.probabilities.get(r.token) ?? 0), top });
+      if (logprobs) {
+        const top = r.probabilities ? [...r.probabilities.entries()].slice(0, s.topLogprobs!).map(([t, p]) => ({ token: piece(t), logprob: lp(p) })) : [];
+        logprobs.push({ token: piece(r.token), logprob: lp(r.confidence ?? 0), top });
       }
       if (out.length >= s.maxTokens) {
         finish = "length";
