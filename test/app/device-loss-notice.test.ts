@@ -15,7 +15,7 @@ import { TEST_CONFIG } from "./report-fixture";
 const onWebgpu = async (): Promise<BackendDecision> => ({ requested: "webgpu", name: "webgpu", reason: "WebGPU was chosen" });
 
 describe("a device lost mid-run, as the person sees it", () => {
-  it("says the GPU was lost and the run continues on wasm from its finished tasks; the report says it changed backend", async () => {
+  it("says the GPU was lost and the run moved to wasm keeping its finished tasks; the report says it changed backend", async () => {
     const { backend } = await createBackend("cpu");
     let finished = 0;
     // an executor that loses its device after its second task, as WebWorkerExecutor reports it
@@ -38,7 +38,7 @@ describe("a device lost mid-run, as the person sees it", () => {
     const report = await exp.run();
     expect(exp.status).toBe("done");
 
-    const notice = "The GPU was lost (Device was destroyed); the run continues on the CPU (wasm) from its 2 finished tasks.";
+    const notice = "The GPU was lost (Device was destroyed): the run moved to the CPU (wasm), keeping its 2 finished tasks.";
     expect(screen.getAllByRole("status").map((e) => e.textContent)).toContain(notice);
     expect(screen.getAllByText(notice)).toHaveLength(1); // said once
     expect(screen.getByTestId("backend").textContent).toBe("wasm");

@@ -316,8 +316,7 @@ export class ExperimentState {
     const what = lost ? `The GPU was lost (${lost[1].replace(/\.$/, "")})` : `WebGPU stopped working (${reason})`;
     const tasks = `${finished} finished task${finished === 1 ? "" : "s"}`;
     this.#fallback = `moved to wasm after ${tasks} on webgpu: ${reason}`;
-    if (this.backend)
-      this.backend = { ...this.backend, name: "wasm", reason: `moved from WebGPU to wasm mid-run: ${reason}`, notice: `${what}; the run continues on the CPU (wasm) from its ${tasks}.` };
+    if (this.backend) this.backend = { ...this.backend, name: "wasm", reason: "switched from WebGPU to wasm mid-run", notice: `${what}: the run moved to the CPU (wasm), keeping its ${tasks}.` };
   }
 
   note(message: string): void {
