@@ -35,6 +35,9 @@ describe("the LM lab page", () => {
       page.on("pageerror", (e) => errors.push(e.message));
       context.on("request", (r) => !r.url().startsWith(base) && !/^(blob|data):/.test(r.url()) && foreign.push(r.url()));
       await page.goto(new URL("./#lm", base).href);
+      // the recorded real-LM example shows before any model is loaded, from the built app's own files
+      await page.getByTestId("recorded-badge").waitFor({ timeout: RUN_TIMEOUT });
+      expect(await page.getByTestId("recorded-model").textContent()).toBe("SmolLM2-135M-Instruct");
 
       await page.getByTestId("source-tiny").check();
       expect(await page.getByTestId("source-tiny").locator("..").textContent()).toContain("random weights that write gibberish");
