@@ -13,6 +13,7 @@ import { buildServer } from "../../src/serve/server";
 import { loadGgufModel, REAL_LM_DIR, REAL_LM_GGUF, type ServedTextModel } from "../../src/serve/gguf";
 import { RemoteClient } from "../../src/remote/client";
 import { RemoteLanguageModel } from "../../src/remote/remote-lm";
+import { runCli } from "../cli/harness";
 
 const HAVE_REAL_LM = existsSync(REAL_LM_GGUF) && existsSync(join(REAL_LM_DIR, "node_modules/node-llama-cpp/package.json"));
 if (!HAVE_REAL_LM) {
@@ -139,5 +140,24 @@ describe.skipIf(!HAVE_REAL_LM)("serve --gguf: a real small LM behind the OpenAI-
     const again = await lm.generate({ chat: messages }, { n: 2, seed: 21, temperature: 0.7, maxNewTokens: 8 });
     expect(again.map((g) => g.text)).toEqual(gens.map((g) => g.text));
     await expect(lm.score({ chat: messages }, ["yes"])).rejects.toThrow(/chat template/);
+  });
+
+  it("remote-chat on the command line streams its reply; a seed makes it reproducible", async () => {
+    const args = ["remote-chat", "--base-url", baseURL, "--model", MODEL, "--message", "Name one colour.", "--seed", "2", "--temperature", "0.9", "--max-tokens", "8"];
+    const [a, b] = [await runCli(args), await runCli(args)];
+    expect(a.code).toBe(0);
+    expect(a.stdout).toMatch(/[a-z]{2,}/i);
+    expect(b.stdout).toBe(a.stdout);
+  });
+});
+
+describe("serve --gguf on the command line", () => {
+  it("a missing GGUF file, or nothing to serve, is a usage error that says so", async () => {
+    const missing = await runCli(["serve", "--gguf", "/nonexistent/model.gguf"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("no GGUF file at /nonexistent/model.gguf");
+    const nothing = await runCli(["serve"]);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain("give one of --preset ID and --report FILE, or --gguf FILE");
   });
 });
