@@ -112,7 +112,7 @@ export interface GgufOptions {
   contextSize?: number;
   /**
    * CPU threads (default 1): llama.cpp's threads wait for each other by spinning, and on a busy
-   * 2-core machine 2 threads measured ten times slower than 1.
+   * 2-core machine 2 threads measured 10 to 70 times slower than 1.
    */
   threads?: number;
 }
