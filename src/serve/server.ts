@@ -269,18 +269,8 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
       const act = rng.categorical(q);
       return { index, content: actText(bench, act), logprobs: body.logprobs ? { content: [{ ...entry(act), top_logprobs: ranked.slice(0, topK).map(entry) }] } : null };
     });
-    const id = `chatcmpl-${seed.toString(16)}-${randomInt(2 ** 31).toString(16)}`;
     const usage = { prompt_tokens: d.card.length + d.acts.length, completion_tokens: n * (vsFormat ? k : 1), total_tokens: d.card.length + d.acts.length + n * (vsFormat ? k : 1) };
-    if (body.stream) return stream(reply, { id, model: body.model, choices, usage: body.stream_options?.include_usage ? usage : null });
-    return {
-      id,
-      object: "chat.completion",
-      created: Math.floor(Date.now() / 1000),
-      model: body.model,
-      system_fingerprint: `seed-${seed}`,
-      choices: choices.map((c) => ({ index: c.index, message: { role: "assistant", content: c.content }, logprobs: c.logprobs, finish_reason: "stop" })),
-      usage,
-    };
+    return completion(reply, body, seed, choices, usage);
   });
 
   /** A real LM's reply: free text through its chat template, sampled n times with seeds seed, seed + 1, … */
@@ -309,8 +299,13 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
       finish: c.finish,
       logprobs: c.logprobs ? { content: c.logprobs.map((t) => ({ ...entry(t), top_logprobs: t.top.map(entry) })) } : null,
     }));
-    const completion = r.choices.reduce((a, c) => a + c.tokens, 0);
-    const usage = { prompt_tokens: r.promptTokens, completion_tokens: completion, total_tokens: r.promptTokens + completion };
+    const written = r.choices.reduce((a, c) => a + c.tokens, 0);
+    const usage = { prompt_tokens: r.promptTokens, completion_tokens: written, total_tokens: r.promptTokens + written };
+    return completion(reply, body, seed, choices, usage);
+  }
+
+  /** A chat completion of these choices: one JSON body, or server-sent events when the body asks to stream. */
+  function completion(reply: FastifyReply, body: ChatBody, seed: number, choices: Choice[], usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number }) {
     const id = `chatcmpl-${seed.toString(16)}-${randomInt(2 ** 31).toString(16)}`;
     if (body.stream) return stream(reply, { id, model: body.model, choices, usage: body.stream_options?.include_usage ? usage : null });
     return {
@@ -319,7 +314,7 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
       created: Math.floor(Date.now() / 1000),
       model: body.model,
       system_fingerprint: `seed-${seed}`,
-      choices: choices.map((c) => ({ index: c.index, message: { role: "assistant", content: c.content }, logprobs: c.logprobs, finish_reason: c.finish })),
+      choices: choices.map((c) => ({ index: c.index, message: { role: "assistant", content: c.content }, logprobs: c.logprobs, finish_reason: c.finish ?? "stop" })),
       usage,
     };
   }
