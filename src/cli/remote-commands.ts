@@ -10,6 +10,7 @@ import { parseReport } from "../experiment/report-schema";
 import { presetConfig } from "../experiment/presets";
 import { describeCapabilities, RemoteClient, type ChatMessageIn } from "../remote/client";
 import { RemoteError } from "../remote/errors";
+import { printable } from "../remote/printable";
 import { apiKeyFor, promptApiKey, rememberApiKey } from "../remote/secrets";
 import type { RemoteSimulatorStats } from "../remote/remote-simulator";
 import type { RunReport } from "../experiment/experiment";
@@ -259,6 +260,5 @@ export function remoteLines(r: RunReport): string[] {
 
 /** Remote text for a terminal: escape sequences and control characters (but newlines and tabs) removed. */
 export function terminalSafe(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b[\]PX^_][^\u0007\u001b]*(\u0007|\u001b\\)?|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "");
+  return printable(text);
 }

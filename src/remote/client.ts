@@ -92,12 +92,21 @@ const ModelList = z.object({
 export type ModelInfo = z.infer<typeof ModelList>["data"][number];
 
 const ChatChunk = z.object({
-  choices: z.array(z.object({ index: z.number().int(), delta: z.object({ content: z.string().nullish() }).passthrough(), finish_reason: z.string().nullish() })),
+  choices: z.array(
+    z.object({
+      index: z.number().int(),
+      delta: z.object({ content: z.string().nullish() }).passthrough(),
+      finish_reason: z.string().nullish(),
+      logprobs: z.object({ content: z.array(TokenLogprob).nullable() }).nullish(),
+    }),
+  ),
 });
 export interface StreamDelta {
   index: number;
   content: string;
   finishReason?: string;
+  /** The log-probs of this piece's tokens, where the server sends them (asked with `logprobs`). */
+  logprobs?: z.infer<typeof TokenLogprob>[];
 }
 
 /** What a server was found to offer (probe), shown to people before a run uses it. */
@@ -285,7 +294,8 @@ export class RemoteClient {
           }
           const parsed = ChatChunk.safeParse(safeJson(data));
           if (!parsed.success) throw new RemoteError("malformed-reply", `${this.baseUrl}: a streamed event is in no known format: ${clip(data)}`);
-          for (const c of parsed.data.choices) yield { index: c.index, content: c.delta.content ?? "", ...(c.finish_reason ? { finishReason: c.finish_reason } : {}) };
+          for (const c of parsed.data.choices)
+            yield { index: c.index, content: c.delta.content ?? "", ...(c.finish_reason ? { finishReason: c.finish_reason } : {}), ...(c.logprobs?.content ? { logprobs: c.logprobs.content } : {}) };
         }
       }
       if (!done) throw new RemoteError("malformed-reply", `${this.baseUrl}: the stream ended without its closing [DONE] event (connection dropped?)`);

@@ -5,8 +5,83 @@
 // with `echo` (every continuation of a prompt in one request), for text prompts only: a chat
 // prompt would need the model's chat template, which only the server knows.
 import type { ContinuationScore, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../lm/types";
-import { promptTokenLogprobs, type RemoteClient } from "./client";
-import { RemoteError } from "./errors";
+import { promptTokenLogprobs, type ChatRequest, type RemoteClient, type StreamDelta } from "./client";
+import { RemoteError, remoteErrorKind } from "./errors";
+
+/** A reply's whole text so far, as it streams in; `index` is its place among the replies the call returns. */
+export type OnText = (index: number, text: string) => void;
+
+/** One chat choice: its text and, where the server gave them, its tokens' log-probs. */
+export interface ChatReply {
+  text: string;
+  logprobs: NonNullable<StreamDelta["logprobs"]> | null;
+}
+
+/**
+ * The choices of one chat request — streamed when `onText` is given, so a page can show the text
+ * as it is written — with what the same request unstreamed returns: the same texts, and log-probs
+ * only where every choice has them (chat() refuses a reply where one lacks them).
+ *
+ * Streaming is only a way of receiving the reply: the request, its `n` and seed are unchanged, so
+ * a server samples the same (vLLM, SGLang, serve and OpenAI stream each of `n` choices under its
+ * index). Where a stream does not bring every one of the `n` choices (a server that streams only
+ * the first), the request is sent again unstreamed, so the lab never takes a different set of
+ * replies from streaming. A stream that breaks after it began is sent again from the start (the
+ * live text restarts) up to the client's retry count, then ends in the client's typed error: a
+ * cut-off reply is never returned.
+ */
+export async function chatReplies(client: RemoteClient, req: ChatRequest, control: { signal?: AbortSignal; onText?: OnText } = {}): Promise<ChatReply[]> {
+  const { signal, onText } = control;
+  if (!onText) {
+    const r = await client.chat(req, signal);
+    return r.choices.map((c) => ({ text: c.message.content ?? "", logprobs: c.logprobs?.content ?? null }));
+  }
+  const n = req.n ?? 1;
+  for (let attempt = 0; ; attempt++) {
+    const texts: string[] = [];
+    const logprobs: NonNullable<ChatReply["logprobs"]>[] = [];
+    let began = false;
+    try {
+      for await (const d of client.chatStream(req, signal)) {
+        began = true;
+        if (!(Number.isInteger(d.index) && d.index >= 0 && d.index < n))
+          throw new RemoteError("malformed-reply", `${client.baseUrl} (model ${req.model}): a streamed choice has index ${d.index}, outside the ${n} asked for`);
+        texts[d.index] = (texts[d.index] ?? "") + d.content;
+        if (d.logprobs) (logprobs[d.index] ??= []).push(...d.logprobs);
+        if (d.content) onText(d.index, texts[d.index]);
+      }
+    } catch (e) {
+      const kind = remoteErrorKind(e);
+      if (!began || attempt >= client.retries || !(kind === "malformed-reply" || kind === "timeout" || kind === "unreachable")) throw e;
+      for (let i = 0; i < n; i++) onText(i, "");
+      client.retried++;
+      await wait(Math.min(client.maxWaitMs, client.backoffMs * 2 ** attempt), signal);
+      continue;
+    }
+    const got = Array.from({ length: n }, (_, i) => texts[i]);
+    if (got.some((t) => t === undefined)) {
+      const r = await client.chat(req, signal);
+      return r.choices.map((c) => ({ text: c.message.content ?? "", logprobs: c.logprobs?.content ?? null }));
+    }
+    const all = req.logprobs && got.every((_, i) => logprobs[i]?.length);
+    return got.map((text, i) => ({ text: text!, logprobs: all ? logprobs[i] : null }));
+  }
+}
+
+const wait = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const cancelled = () => new RemoteError("cancelled", "the request was cancelled");
+    if (signal?.aborted) return reject(cancelled());
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(cancelled());
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 
 export class RemoteLanguageModel implements LanguageModel {
   readonly id: string;
@@ -18,8 +93,11 @@ export class RemoteLanguageModel implements LanguageModel {
     this.id = `${model} @ ${client.baseUrl}`;
   }
 
-  /** `control.signal` cancels the request (a RemoteError of kind "cancelled"). */
-  async generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: { signal?: AbortSignal } = {}): Promise<Generation[]> {
+  /**
+   * `control.signal` cancels the request (a RemoteError of kind "cancelled"); `control.onText`
+   * streams a chat prompt's replies as they are written (chatReplies: the same replies).
+   */
+  async generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: { signal?: AbortSignal; onText?: OnText } = {}): Promise<Generation[]> {
     const signal = control.signal;
     const sampling = {
       model: this.model,
@@ -31,13 +109,13 @@ export class RemoteLanguageModel implements LanguageModel {
     };
     if ("chat" in prompt) {
       // with the replies' log-probs where the server gives them, without where not
-      const r = await this.client.chat({ ...sampling, messages: prompt.chat, logprobs: true }, signal).catch((e: unknown) => {
-        if (e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "bad-request")) return this.client.chat({ ...sampling, messages: prompt.chat }, signal);
+      const replies = await chatReplies(this.client, { ...sampling, messages: prompt.chat, logprobs: true }, control).catch((e: unknown) => {
+        if (e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "bad-request")) return chatReplies(this.client, { ...sampling, messages: prompt.chat }, control);
         throw e;
       });
-      return r.choices.map((c) => {
-        const toks = c.logprobs?.content ?? [];
-        return { text: c.message.content ?? "", tokens: toks.length, ...(toks.length ? { logprob: toks.reduce((s, t) => s + t.logprob, 0) } : {}) };
+      return replies.map((c) => {
+        const toks = c.logprobs ?? [];
+        return { text: c.text, tokens: toks.length, ...(toks.length ? { logprob: toks.reduce((s, t) => s + t.logprob, 0) } : {}) };
       });
     }
     const r = await this.client.completions({ ...sampling, prompt: prompt.text, logprobs: 0 }, signal);

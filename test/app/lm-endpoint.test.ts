@@ -4,13 +4,15 @@
 // /v1/completions with echo, γ refused with the reason where the base model gives no prompt
 // log-probs, a cancel, remote text rendered as text. The API key: kept per URL and dropped when the
 // URL changes, sent only to its own server, and in no result, loaded-model info or page text.
+// Streaming: the replies in flight show as they stream in (as text), the finished run equals the
+// unstreamed one, and a stream that breaks is sent again or ends in a typed error — never a cut-off reply.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cleanup, render, screen } from "@testing-library/svelte";
 import { tick } from "svelte";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import LmPage from "../../src/app/pages/LmPage.svelte";
-import { LmLabState, type LabLanguageModel } from "../../src/app/state/lm.svelte";
+import { LmLabState, type CompareResult, type LabLanguageModel } from "../../src/app/state/lm.svelte";
 import { connectEndpoint, type EndpointSpec } from "../../src/app/lib/lm-endpoint";
 import { FakeHost } from "./lm-lab.fakes";
 import { stubResizeObserver } from "./report-fixture";
@@ -26,9 +28,13 @@ interface FakeServer {
   server: Server;
   url: string;
   /** Every request: path, model, Authorization header, and n asked for. */
-  seen: { path: string; model?: string; auth?: string; n?: number }[];
+  seen: { path: string; model?: string; auth?: string; n?: number; stream?: boolean; maxTokens?: number }[];
   hold?: Promise<void>;
+  /** While set, every streamed reply pauses after its first piece until it resolves. */
+  streamGate?: Promise<void>;
 }
+
+const MODELS = ["fake-instruct", "fake-no-n", "fake-base", "fake-no-echo", "fake-stream-first", "fake-breaks-once", "fake-always-breaks"];
 
 /** Word-ish tokens of a text with their offsets (a space sticks to the word before it). */
 const tokens = (text: string) => [...text.matchAll(/\S+\s*|\s+/g)].map((m) => ({ tok: m[0], at: m.index }));
@@ -37,11 +43,34 @@ const tokens = (text: string) => [...text.matchAll(/\S+\s*|\s+/g)].map((m) => ({
  * A fake OpenAI-compatible LM: "fake-instruct" (chat: Direct replies by seed, the VS JSON for a VS
  * prompt), "fake-no-n" (returns one choice whatever n asks), "fake-base" (/completions: a reply
  * to the transcript, and echo with token offsets and log-probs), "fake-no-echo" (/completions
- * without prompt log-probs).
+ * without prompt log-probs). Chat streams word by word (log-probs on a choice's first piece, as
+ * serve sends them); "fake-stream-first" streams only the first of n choices, "fake-breaks-once"
+ * drops the connection in the middle of a request's first stream, "fake-always-breaks" ends every
+ * stream after its first piece without the closing [DONE].
  */
 async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
   const seen: FakeServer["seen"] = [];
   const fake: Partial<FakeServer> = { seen };
+  const streamedBefore = new Set<string>();
+  type Choice = { index: number; message: { content: string }; logprobs: unknown };
+  const sse = async (res: ServerResponse, body: Record<string, unknown>, choices: Choice[]) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
+    const again = streamedBefore.has(raw(body));
+    streamedBefore.add(raw(body));
+    for (const c of body.model === "fake-stream-first" ? choices.slice(0, 1) : choices) {
+      for (const [j, { tok }] of tokens(c.message.content).entries()) {
+        send({ choices: [{ index: c.index, delta: { content: tok }, logprobs: j === 0 ? c.logprobs : null, finish_reason: null }] });
+        if (j > 0) continue;
+        if (fake.streamGate) await fake.streamGate;
+        if (body.model === "fake-breaks-once" && !again) return void res.destroy();
+        if (body.model === "fake-always-breaks") return void res.end();
+      }
+      send({ choices: [{ index: c.index, delta: {}, finish_reason: "stop" }] });
+    }
+    res.end("data: [DONE]\n\n");
+  };
+  const raw = (body: Record<string, unknown>) => JSON.stringify(body);
   const send = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" });
     res.end(JSON.stringify(body));
@@ -53,10 +82,17 @@ async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
       void (async () => {
         const b = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
         const path = req.url!.replace(/^\/v1/, "");
-        seen.push({ path, model: b.model as string | undefined, auth: req.headers.authorization, n: b.n as number | undefined });
+        seen.push({
+          path,
+          model: b.model as string | undefined,
+          auth: req.headers.authorization,
+          n: b.n as number | undefined,
+          stream: b.stream as boolean | undefined,
+          maxTokens: b.max_tokens as number | undefined,
+        });
         if (opts.key && req.headers.authorization !== `Bearer ${opts.key}`) return send(res, 401, { error: { message: "bad key" } });
         if (fake.hold) await fake.hold;
-        if (path === "/models") return send(res, 200, { data: ["fake-instruct", "fake-no-n", "fake-base", "fake-no-echo"].map((id) => ({ id })) });
+        if (path === "/models") return send(res, 200, { data: MODELS.map((id) => ({ id })) });
         const n = b.model === "fake-no-n" ? 1 : ((b.n as number | undefined) ?? 1);
         const seed = (b.seed as number | undefined) ?? 0;
         if (path === "/chat/completions") {
@@ -67,6 +103,7 @@ async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
             const logprobs = b.logprobs ? { content: [{ token: text, logprob: -1, top_logprobs: [{ token: text, logprob: -1 }] }] } : null;
             return { index: i, message: { role: "assistant", content: text }, logprobs, finish_reason: "stop" };
           });
+          if (b.stream) return sse(res, b, choices);
           return send(res, 200, { id: "x", model: b.model, choices });
         }
         if (path === "/completions") {
@@ -234,5 +271,105 @@ describe("the LM lab on an endpoint", () => {
     expect(direct.querySelector("img")).toBeNull();
     expect((screen.getByTestId("endpoint-key-instruct") as HTMLInputElement).type).toBe("password");
     expect(screen.getByTestId("caps-instruct").textContent).toContain(`${open.url}: model fake-instruct`);
+  });
+
+  describe("streamed", () => {
+    /** A host whose models never stream: the unstreamed run to compare with. */
+    class UnstreamedHost extends EndpointHost {
+      override async connectEndpoint(spec: EndpointSpec, signal: AbortSignal): Promise<LabLanguageModel> {
+        const m = await super.connectEndpoint(spec, signal);
+        return { id: m.id, info: m.info, generate: (p, o, c) => m.generate(p, o, { signal: c?.signal }), score: (p, c, ctl) => m.score(p, c, ctl), requestCount: () => m.requestCount!() };
+      }
+    }
+    const comparable = (r: CompareResult) => ({ ...r, seconds: null });
+
+    async function run(model: string, host: EndpointHost): Promise<CompareResult> {
+      const lab = new LmLabState(host);
+      lab.source = "endpoint";
+      lab.ids.embedder = "";
+      lab.setEndpointUrl("instruct", open.url);
+      lab.endpoints.instruct.model = model;
+      lab.n = 10;
+      lab.k = 5;
+      expect(await lab.load()).toBe(true);
+      const r = (await lab.runCompare())!;
+      expect(r.status, JSON.stringify(lab.error)).toBe("done");
+      return r;
+    }
+
+    it("gives the same replies, outcomes, measures and request count as the unstreamed run", async () => {
+      for (const model of ["fake-instruct", "fake-no-n"]) {
+        open.seen.length = 0;
+        const streamed = await run(model, new EndpointHost());
+        expect(open.seen.filter((s) => s.path === "/chat/completions" && s.stream).length).toBe(model === "fake-instruct" ? 4 : 12);
+        const plain = await run(model, new UnstreamedHost());
+        expect(comparable(streamed)).toEqual(comparable(plain));
+        expect(streamed.direct.every((r) => r.tokens === 1)).toBe(true); // the streamed log-probs were read
+      }
+    });
+
+    it("shows the replies in flight as they stream in, as text; the page's live rows give way to the finished replies", async () => {
+      const { lab } = endpointLab(open.url);
+      lab.n = 5;
+      lab.k = 5;
+      lab.seed = 4; // the first Direct reply is the HTML-looking one
+      expect(await lab.load()).toBe(true);
+      let release!: () => void;
+      open.streamGate = new Promise<void>((r) => (release = r));
+      const running = lab.runCompare();
+      render(LmPage, { lab });
+      await vi.waitFor(() => expect(lab.live?.texts[0]).toBeTruthy(), { timeout: 20_000, interval: 20 });
+      expect(lab.live).toMatchObject({ side: "direct", first: 0 });
+      const partial = lab.live!.texts[0];
+      expect(HTMLISH.startsWith(partial) && partial.length < HTMLISH.length).toBe(true); // "<img "
+      await tick();
+      const rows = screen.getAllByTestId("live-reply");
+      expect(rows).toHaveLength(4); // the batch in flight
+      expect(rows[0].textContent).toContain(partial.trim());
+      expect(rows[0].textContent).toContain("writing");
+      expect(screen.getByTestId("direct-replies").querySelector("img")).toBeNull();
+      expect(lab.compare!.direct).toHaveLength(0); // nothing counted before it is whole
+      release();
+      open.streamGate = undefined;
+      const r = (await running)!;
+      expect(r.status).toBe("done");
+      expect(r.direct[0].text).toBe(HTMLISH);
+      expect(lab.live).toBeNull();
+      await tick();
+      expect(screen.queryAllByTestId("live-reply")).toHaveLength(0);
+      expect(screen.getByTestId("direct-replies").textContent).toContain(HTMLISH);
+      expect(screen.getByTestId("direct-replies").querySelector("img")).toBeNull();
+    });
+
+    it("asks again unstreamed where the stream brings fewer choices than n, and resends a stream that broke; the replies are the unstreamed run's", async () => {
+      const plain = await run("fake-instruct", new UnstreamedHost());
+      open.seen.length = 0;
+      const firstOnly = await run("fake-stream-first", new EndpointHost());
+      expect(firstOnly.direct).toEqual(plain.direct);
+      expect(firstOnly.vs).toEqual(plain.vs);
+      // the probe's requests ask for one token; each of the run's 4 requests went again unstreamed
+      expect(open.seen.filter((s) => s.path === "/chat/completions" && !s.stream && s.maxTokens! > 1)).toHaveLength(4);
+
+      open.seen.length = 0;
+      const broken = await run("fake-breaks-once", new EndpointHost());
+      expect(broken.direct).toEqual(plain.direct);
+      expect(broken.vs).toEqual(plain.vs);
+      const streams = open.seen.filter((s) => s.path === "/chat/completions" && s.stream).length;
+      expect(streams).toBe(2 * 4); // every one of the 4 requests sent twice
+    });
+
+    it("a stream that keeps breaking ends in a typed error, with no cut-off reply counted", async () => {
+      const { lab } = endpointLab(open.url, "fake-always-breaks");
+      lab.n = 5;
+      lab.k = 5;
+      expect(await lab.load()).toBe(true);
+      const r = (await lab.runCompare())!;
+      expect(r.status).toBe("error");
+      expect(lab.error).toMatchObject({ title: "Unreadable reply", job: "compare" });
+      expect(lab.error!.message).toMatch(/the stream ended without its closing \[DONE\] event/);
+      expect(r.direct).toHaveLength(0);
+      expect(r.measures).toBeNull();
+      expect(lab.live).toBeNull();
+    });
   });
 });

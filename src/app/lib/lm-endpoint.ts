@@ -9,7 +9,7 @@
 // ":vs" twin for Verbalized Sampling, instead of the benchmark's free-text prompts.
 import { RemoteClient, describeCapabilities, type Capabilities, type ChatRequest } from "../../remote/client";
 import { RemoteError, remoteErrorKind } from "../../remote/errors";
-import { RemoteLanguageModel } from "../../remote/remote-lm";
+import { chatReplies, RemoteLanguageModel, type OnText } from "../../remote/remote-lm";
 import { dialogueMessages } from "../../remote/act-text";
 import { LmCancelledError } from "../../lm/errors";
 import type { Benchmark, Dialogue } from "../../benchmarks/types";
@@ -65,21 +65,25 @@ export class EndpointLanguageModel implements LabLanguageModel {
     return this.endpoint.capabilities;
   }
 
-  /** `n` samples in one request where the server honours `n`, else one request per sample (seeds seed, seed + 1, …). */
-  async #sampled(opts: GenerateOptions, ask: (o: GenerateOptions) => Promise<Generation[]>): Promise<Generation[]> {
+  /**
+   * `n` samples in one request where the server honours `n`, else one request per sample (seeds
+   * seed, seed + 1, …); `onText` gets each sample's text as it streams in, by its place among the `n`.
+   */
+  async #sampled(opts: GenerateOptions, onText: OnText | undefined, ask: (o: GenerateOptions, onText: OnText | undefined) => Promise<Generation[]>): Promise<Generation[]> {
     const n = opts.n ?? 1;
     try {
-      if (n === 1 || this.capabilities.n) return await ask(opts);
-      const rows = await each(n, (i) => ask({ ...opts, n: 1, ...(opts.seed !== undefined ? { seed: opts.seed + i } : {}) }));
+      if (n === 1 || this.capabilities.n) return await ask(opts, onText);
+      const rows = await each(n, (i) => ask({ ...opts, n: 1, ...(opts.seed !== undefined ? { seed: opts.seed + i } : {}) }, onText && ((_, text) => onText(i, text))));
       return rows.flat();
     } catch (e) {
       throw lmError(e);
     }
   }
 
-  async generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: { signal?: AbortSignal } = {}): Promise<Generation[]> {
+  /** `control.onText` streams the replies as they are written (chat prompts; the same replies as unstreamed). */
+  async generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: { signal?: AbortSignal; onText?: OnText } = {}): Promise<Generation[]> {
     if (this.endpoint.actTexts) throw new RemoteError("not-offered", `${this.id} reads act texts only (a collapse-lab serve simulator): it cannot answer the lab's free-text prompts`);
-    return this.#sampled(opts, (o) => this.#lm.generate(prompt, o, control));
+    return this.#sampled(opts, control.onText, (o, onText) => this.#lm.generate(prompt, o, { signal: control.signal, onText }));
   }
 
   async score(prompt: LmPrompt, continuations: string[], control: { signal?: AbortSignal } = {}): Promise<ContinuationScore[]> {
@@ -94,9 +98,9 @@ export class EndpointLanguageModel implements LabLanguageModel {
    * A reply to the dialogue itself, for a model that reads act texts: Direct asks the model, VS
    * (`vsK` candidates) asks its ":vs" twin; the replies are act texts or the VS JSON.
    */
-  generateActs(bench: Benchmark, d: Dialogue, vsK: number | null, opts: GenerateOptions = {}, control: { signal?: AbortSignal } = {}): Promise<Generation[]> {
+  generateActs(bench: Benchmark, d: Dialogue, vsK: number | null, opts: GenerateOptions = {}, control: { signal?: AbortSignal; onText?: OnText } = {}): Promise<Generation[]> {
     const messages = dialogueMessages(bench, d, "user");
-    return this.#sampled(opts, async (o) => {
+    return this.#sampled(opts, control.onText, async (o, onText) => {
       const req: ChatRequest & { vs_k?: number } = {
         model: vsK === null ? this.endpoint.model : `${this.endpoint.model}:vs`,
         messages,
@@ -106,8 +110,8 @@ export class EndpointLanguageModel implements LabLanguageModel {
         ...(o.seed !== undefined ? { seed: o.seed } : {}),
         ...(vsK !== null ? { vs_k: vsK } : {}),
       };
-      const r = await this.client.chat(req, control.signal);
-      return r.choices.map((c) => ({ text: c.message.content ?? "", tokens: 1 }));
+      const replies = await chatReplies(this.client, req, { signal: control.signal, onText });
+      return replies.map((c) => ({ text: c.text, tokens: 1 }));
     });
   }
 }

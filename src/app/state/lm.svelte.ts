@@ -16,6 +16,7 @@ import type { Benchmark, BenchmarkLm, BenchmarkModule, OutcomeComparison } from 
 import { LmCancelledError, lmErrorKind, type LmErrorKind } from "../../lm/errors";
 import { remoteErrorKind, type RemoteErrorKind } from "../../remote/errors";
 import { normaliseBaseUrl, type Capabilities } from "../../remote/client";
+import { printable } from "../../remote/printable";
 import type { EndpointSpec } from "../lib/lm-endpoint";
 import { parseVs, selectCandidate, type VsFormat, type VsTextSelection } from "../../lm/vs-parse";
 import { distinctScores, embeddingDiversity, type DistinctScores } from "../../lm/measures";
@@ -135,13 +136,22 @@ export interface LabModelInfo extends Omit<LoadedInfo, "device"> {
   endpoint?: EndpointInfo;
 }
 
-/** A loaded causal LM; `control.signal` cancels a call (the worker stops at the next token). */
+/**
+ * What a call may be given: `signal` cancels it (the worker stops at the next token); `onText`
+ * receives each reply's text so far while it is written (endpoint models stream; others ignore it).
+ */
+export interface GenerateControl {
+  signal?: AbortSignal;
+  onText?: (index: number, text: string) => void;
+}
+
+/** A loaded causal LM. */
 export interface LabLanguageModel extends LanguageModel {
   readonly info: LabModelInfo;
-  generate(prompt: LmPrompt, opts?: GenerateOptions, control?: { signal?: AbortSignal }): Promise<Generation[]>;
+  generate(prompt: LmPrompt, opts?: GenerateOptions, control?: GenerateControl): Promise<Generation[]>;
   score(prompt: LmPrompt, continuations: string[], control?: { signal?: AbortSignal }): Promise<ContinuationScore[]>;
   /** For a model that reads act texts: replies to the dialogue itself (Direct, or VS with `vsK` candidates). */
-  generateActs?(bench: Benchmark, d: Dialogue, vsK: number | null, opts?: GenerateOptions, control?: { signal?: AbortSignal }): Promise<Generation[]>;
+  generateActs?(bench: Benchmark, d: Dialogue, vsK: number | null, opts?: GenerateOptions, control?: GenerateControl): Promise<Generation[]>;
   /** Requests sent to its server so far (endpoint models). */
   requestCount?(): number;
 }
@@ -194,6 +204,13 @@ export interface ReplyView {
   text: string;
   tokens: number;
   outcome: number | null; // the benchmark's outcome read from the text (lm.parseOutcome)
+}
+
+/** The batch of replies being written (streamed from an endpoint): which side, its first row's index, each reply's text so far (control characters removed). */
+export interface LiveBatch {
+  side: "direct" | "vs";
+  first: number;
+  texts: string[];
 }
 
 export interface VsCallView {
@@ -400,6 +417,8 @@ export class LmLabState {
   /** A note about the last job (a cancel, a model without a chat template). */
   notice = $state.raw<{ job: JobKind; text: string } | null>(null);
   compare = $state.raw<CompareResult | null>(null);
+  /** Direct vs VS on an endpoint: the replies of the batch in flight as they stream in; null between batches. */
+  live = $state.raw<LiveBatch | null>(null);
   gamma = $state.raw<GammaResult | null>(null);
   /** Cancel was pressed; the job ends once the worker reaches its next step. */
   cancelling = $state(false);
@@ -685,16 +704,26 @@ export class LmLabState {
     const sampling = { temperature, maxNewTokens };
     // a model that reads act texts gets the dialogue itself (and VS from its :vs twin), not the prompts
     const bench = this.lab.bench;
-    const ask = (vsK: number | null, opts: GenerateOptions) =>
-      lm.info.endpoint?.actTexts && lm.generateActs
-        ? lm.generateActs(bench, d, vsK, opts, { signal })
-        : lm.generate(vsK === null ? labLm.directPrompt(d) : labLm.vsPrompt(d, { k: vsK }), opts, { signal });
+    // an endpoint streams the batch in flight into `live` (the finished replies are the same as unstreamed: chatReplies)
+    const control = (side: LiveBatch["side"], first: number, rows: number): GenerateControl => {
+      if (!lm.info.endpoint) return { signal };
+      this.live = { side, first, texts: Array.from({ length: rows }, () => "") };
+      const onText = (i: number, text: string) => {
+        if (this.live) this.live = { ...this.live, texts: this.live.texts.with(i, printable(text)) };
+      };
+      return { signal, onText };
+    };
+    const ask = (vsK: number | null, opts: GenerateOptions & { n: number; seed: number }, first: number) => {
+      const ctl = control(vsK === null ? "direct" : "vs", first, opts.n);
+      return lm.info.endpoint?.actTexts && lm.generateActs ? lm.generateActs(bench, d, vsK, opts, ctl) : lm.generate(vsK === null ? labLm.directPrompt(d) : labLm.vsPrompt(d, { k: vsK }), opts, ctl);
+    };
     try {
       // Direct: n samples of the one-reply prompt
       for (let done = 0; done < n; done += BATCH) {
         if (signal.aborted) throw new LmCancelledError("generation");
         const rows = Math.min(BATCH, n - done);
-        const gens = await ask(null, { ...sampling, n: rows, seed: seed + done });
+        const gens = await ask(null, { ...sampling, n: rows, seed: seed + done }, done);
+        this.live = null;
         update({ direct: [...result.direct, ...gens.map((g) => ({ text: g.text.trim(), tokens: g.tokens, outcome: labLm.parseOutcome(g.text) }))] });
         for (let i = 0; i < rows; i++) this.#step(i + 1 + done === n ? `VS calls (k = ${k})` : undefined);
       }
@@ -704,7 +733,8 @@ export class LmLabState {
       for (let done = 0; done < calls; done += BATCH) {
         if (signal.aborted) throw new LmCancelledError("generation");
         const rows = Math.min(BATCH, calls - done);
-        const gens = await ask(k, { ...vsOpts, n: rows, seed: vsOpts.seed + done });
+        const gens = await ask(k, { ...vsOpts, n: rows, seed: vsOpts.seed + done }, done);
+        this.live = null;
         const views = gens.map((g): VsCallView => {
           const parsed = parseVs(g.text, { k });
           const selected = parsed.candidates.length ? selectCandidate(parsed.candidates, settings.selection, rng, { tailThreshold: settings.tailThreshold }) : null;
@@ -762,6 +792,7 @@ export class LmLabState {
     } catch (e) {
       update({ status: this.#fail(e, "compare", "The Direct vs VS run"), seconds: (performance.now() - t0) / 1000 });
     } finally {
+      this.live = null;
       this.#end();
     }
     return result;
