@@ -32,6 +32,8 @@ interface FakeServer {
   hold?: Promise<void>;
   /** While set, every streamed reply pauses after its first piece until it resolves. */
   streamGate?: Promise<void>;
+  /** Streamed replies whose connection the client closed before the end. */
+  cut: number;
 }
 
 const MODELS = ["fake-instruct", "fake-no-n", "fake-base", "fake-no-echo", "fake-stream-first", "fake-breaks-once", "fake-always-breaks"];
@@ -50,11 +52,12 @@ const tokens = (text: string) => [...text.matchAll(/\S+\s*|\s+/g)].map((m) => ({
  */
 async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
   const seen: FakeServer["seen"] = [];
-  const fake: Partial<FakeServer> = { seen };
+  const fake: Partial<FakeServer> = { seen, cut: 0 };
   const streamedBefore = new Set<string>();
   type Choice = { index: number; message: { content: string }; logprobs: unknown };
   const sse = async (res: ServerResponse, body: Record<string, unknown>, choices: Choice[]) => {
     res.writeHead(200, { "content-type": "text/event-stream" });
+    res.on("close", () => void (!res.writableEnded && fake.cut!++));
     const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
     const again = streamedBefore.has(raw(body));
     streamedBefore.add(raw(body));
@@ -339,6 +342,26 @@ describe("the LM lab on an endpoint", () => {
       expect(screen.queryAllByTestId("live-reply")).toHaveLength(0);
       expect(screen.getByTestId("direct-replies").textContent).toContain(HTMLISH);
       expect(screen.getByTestId("direct-replies").querySelector("img")).toBeNull();
+    });
+
+    it("a cancel mid-stream closes the stream and counts nothing of it", async () => {
+      const { lab } = endpointLab(open.url);
+      lab.n = 4;
+      lab.k = 4;
+      expect(await lab.load()).toBe(true);
+      let release!: () => void;
+      open.streamGate = new Promise<void>((r) => (release = r));
+      const cut = open.cut;
+      const running = lab.runCompare();
+      await vi.waitFor(() => expect(lab.live?.texts[0]).toBeTruthy(), { timeout: 20_000, interval: 20 });
+      lab.cancel();
+      const r = (await running)!;
+      expect(r.status).toBe("cancelled");
+      expect(r.direct).toHaveLength(0);
+      expect(lab.live).toBeNull();
+      await vi.waitFor(() => expect(open.cut).toBe(cut + 1), { timeout: 20_000, interval: 20 });
+      release();
+      open.streamGate = undefined;
     });
 
     it("asks again unstreamed where the stream brings fewer choices than n, and resends a stream that broke; the replies are the unstreamed run's", async () => {
