@@ -101,6 +101,7 @@ const ChatChunk = z.object({
     }),
   ),
 });
+const StreamError = z.object({ error: z.object({ message: z.string() }) });
 export interface StreamDelta {
   index: number;
   content: string;
@@ -292,7 +293,11 @@ export class RemoteClient {
             done = true;
             break;
           }
-          const parsed = ChatChunk.safeParse(safeJson(data));
+          const json = safeJson(data);
+          // a server that fails after the stream began ends it with an error event (OpenAI's shape)
+          const failed = StreamError.safeParse(json);
+          if (failed.success) throw new RemoteError("server-error", `${this.baseUrl}: the stream ended with the server's error: ${redact(clip(failed.data.error.message), this.#apiKey)}`);
+          const parsed = ChatChunk.safeParse(json);
           if (!parsed.success) throw new RemoteError("malformed-reply", `${this.baseUrl}: a streamed event is in no known format: ${clip(data)}`);
           for (const c of parsed.data.choices)
             yield { index: c.index, content: c.delta.content ?? "", ...(c.finish_reason ? { finishReason: c.finish_reason } : {}), ...(c.logprobs?.content ? { logprobs: c.logprobs.content } : {}) };

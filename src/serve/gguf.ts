@@ -10,6 +10,9 @@
 // triple gives the same text whatever came before. Log-probs, when asked, are those of the
 // distribution each token was drawn from: the model's own at temperature 0 or at temperature 1
 // with top_p 1, else after temperature and the top_p cut (as vLLM's processed log-probs).
+//
+// A reply can be watched as it is written (TextStreamHooks: each piece of text once its tokens
+// decode to whole characters) and stopped by an AbortSignal; the text is the same either way.
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -49,6 +52,20 @@ export interface TextChoice {
   logprobs: TokenLogprob[] | null;
 }
 
+/** Watching a reply as it is written, and stopping it. */
+export interface TextStreamHooks {
+  /**
+   * A piece of choice `index`'s text as the model writes it, with the log-probs of the tokens
+   * the piece completes (null without log-probs). A choice's pieces, in order, make up its text;
+   * choices are written one after another (0, 1, …).
+   */
+  onText?(index: number, text: string, logprobs: TokenLogprob[] | null): void;
+  /** Choice `index` is finished (after its last piece). */
+  onChoice?(index: number, choice: TextChoice): void;
+  /** Stops the generation: chat rejects with a TextAbortedError. */
+  signal?: AbortSignal;
+}
+
 /** A served model that writes free text (a real LM), next to the act-level simulators of models.ts. */
 export interface ServedTextModel {
   id: string;
@@ -56,13 +73,15 @@ export interface ServedTextModel {
   /** What runs it, in words (e.g. the runtime and its version, the chat template). */
   runtime: string;
   contextSize: number;
-  chat(messages: TextMessage[], sampling: TextSampling): Promise<{ promptTokens: number; choices: TextChoice[] }>;
+  chat(messages: TextMessage[], sampling: TextSampling, hooks?: TextStreamHooks): Promise<{ promptTokens: number; choices: TextChoice[] }>;
   dispose(): Promise<void>;
 }
 
 export class RealLmMissingError extends Error {}
 /** The request does not fit the model (too long for its context): the client's fault, a 400. */
 export class TextRequestError extends Error {}
+/** The hooks' signal stopped the generation. */
+export class TextAbortedError extends Error {}
 
 // The few parts of node-llama-cpp used here (it is not installed with the project, so no types).
 type Token = number;
@@ -134,16 +153,32 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
   const piece = (t: Token) => model.detokenize([t]);
   let chain: Promise<unknown> = Promise.resolve();
 
-  async function one(prompt: Token[], s: TextSampling & { maxTokens: number }, seed: number): Promise<TextChoice> {
+  async function one(prompt: Token[], s: TextSampling & { maxTokens: number }, index: number, hooks: TextStreamHooks): Promise<TextChoice> {
     await sequence.clearHistory();
     const out: Token[] = [];
     const logprobs: TokenLogprob[] | null = s.topLogprobs === null ? null : [];
+    // streamed pieces: the text decoded so far, sent once it no longer ends inside a character
+    // (a token may hold part of a UTF-8 sequence), with the log-probs of the tokens it completes
+    let sent = "";
+    let pendingFrom = 0;
+    const flush = (final: boolean) => {
+      if (!hooks.onText) return;
+      const text = model.detokenize(out);
+      if (!final && (text.endsWith("\uFFFD") || !text.startsWith(sent))) return;
+      const piece = text.startsWith(sent) ? text.slice(sent.length) : "";
+      if (!piece && !(final && logprobs && pendingFrom < logprobs.length)) return;
+      hooks.onText(index, piece, logprobs ? logprobs.slice(pendingFrom) : null);
+      sent = text;
+      pendingFrom = logprobs?.length ?? 0;
+    };
     // the generator ends by itself at an end-of-generation token (it does not yield it)
     let finish: TextChoice["finish"] = "stop";
-    const options = { temperature: s.temperature, topP: s.topP, topK: 0, minP: 0, seed };
+    const options = { temperature: s.temperature, topP: s.topP, topK: 0, minP: 0, seed: (s.seed + index) >>> 0 };
     // the whole distribution (a map over the vocabulary per token) only when alternatives are asked for
     const metadata = { confidence: logprobs !== null, probabilities: (s.topLogprobs ?? 0) > 0 };
+    // leaving the loop (break, throw) returns the generator, which stops llama.cpp's evaluation
     for await (const r of sequence.evaluateWithMetadata(prompt, metadata, options)) {
+      if (hooks.signal?.aborted) throw new TextAbortedError("the generation was stopped");
       if (model.isEogToken(r.token)) break;
       out.push(r.token);
       if (logprobs) {
@@ -154,8 +189,12 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
         finish = "length";
         break;
       }
+      flush(false);
     }
-    return { text: model.detokenize(out), finish, tokens: out.length, logprobs };
+    flush(true);
+    const choice: TextChoice = { text: model.detokenize(out), finish, tokens: out.length, logprobs };
+    hooks.onChoice?.(index, choice);
+    return choice;
   }
 
   const runtime = `llama.cpp's CPU build through node-llama-cpp ${version}, chat template ${wrapper.wrapperName}`;
@@ -164,7 +203,7 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
     description: `${id} (GGUF) on ${runtime}`,
     runtime,
     contextSize: context.contextSize,
-    async chat(messages, s) {
+    async chat(messages, s, hooks = {}) {
       const history: ChatHistoryItem[] = messages.map((m) => (m.role === "assistant" ? { type: "model", response: [m.content] } : { type: m.role, text: m.content }));
       const prompt = wrapper.generateContextState({ chatHistory: [...history, { type: "model", response: [] }] }).contextText.tokenize(model.tokenizer);
       const room = context.contextSize - prompt.length;
@@ -172,7 +211,10 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
       if (maxTokens > room || room < 1) throw new TextRequestError(`the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) exceed the context of ${context.contextSize} tokens`);
       const run = chain.then(async () => {
         const choices: TextChoice[] = [];
-        for (let i = 0; i < s.n; i++) choices.push(await one(prompt, { ...s, maxTokens }, (s.seed + i) >>> 0));
+        for (let i = 0; i < s.n; i++) {
+          if (hooks.signal?.aborted) throw new TextAbortedError("the generation was stopped");
+          choices.push(await one(prompt, { ...s, maxTokens }, i, hooks));
+        }
         return { promptTokens: prompt.length, choices };
       });
       chain = run.catch(() => {});

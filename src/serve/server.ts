@@ -27,7 +27,7 @@ import { Rng } from "../engine/random";
 import { verbalize } from "../simulators/vs";
 import { actText, ActTextError, dialogueMessages, exampleDialogue, parseMessages } from "../remote/act-text";
 import type { ServedModel, ServedWorld } from "./models";
-import { TextRequestError, type ServedTextModel, type TextChoice } from "./gguf";
+import { TextRequestError, type ServedTextModel, type TextChoice, type TextMessage, type TextSampling, type TokenLogprob } from "./gguf";
 
 export interface ServeOptions {
   /** The act-level simulators and policies; absent when only text models are served. */
@@ -146,6 +146,20 @@ export function samplingDistribution(p: Float64Array, temperature: number, topP:
 function exampleMessages(world: ServedWorld, m: ServedModel) {
   return dialogueMessages(world.bench, exampleDialogue(world.bench, m.side), m.side);
 }
+
+/** A text model's token log-probs in the API's shape. */
+function textLogprobs(ts: TokenLogprob[]): NonNullable<Choice["logprobs"]> {
+  const entry = (t: { token: string; logprob: number }) => ({ token: t.token, logprob: t.logprob, bytes: [...Buffer.from(t.token)] });
+  return { content: ts.map((t) => ({ ...entry(t), top_logprobs: t.top.map(entry) })) };
+}
+
+function textUsage(r: { promptTokens: number; choices: TextChoice[] }) {
+  const written = r.choices.reduce((a, c) => a + c.tokens, 0);
+  return { prompt_tokens: r.promptTokens, completion_tokens: written, total_tokens: r.promptTokens + written };
+}
+
+/** A request the text model cannot take (too long for its context) is a 400. */
+const refusedText = (e: unknown) => (e instanceof TextRequestError ? new HttpError(400, e.message, "context_length_exceeded", "messages") : e);
 
 interface Choice {
   index: number;
@@ -289,19 +303,72 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
       topLogprobs: body.logprobs ? topK : null,
     };
+    if (body.stream) return streamText(m, body, reply, seed, messages, sampling);
     const r = await m.chat(messages, sampling).catch((e: unknown) => {
-      throw e instanceof TextRequestError ? new HttpError(400, e.message, "context_length_exceeded", "messages") : e;
+      throw refusedText(e);
     });
-    const entry = (t: { token: string; logprob: number }) => ({ token: t.token, logprob: t.logprob, bytes: [...Buffer.from(t.token)] });
-    const choices: Choice[] = r.choices.map((c: TextChoice, index) => ({
-      index,
-      content: c.text,
-      finish: c.finish,
-      logprobs: c.logprobs ? { content: c.logprobs.map((t) => ({ ...entry(t), top_logprobs: t.top.map(entry) })) } : null,
-    }));
-    const written = r.choices.reduce((a, c) => a + c.tokens, 0);
-    const usage = { prompt_tokens: r.promptTokens, completion_tokens: written, total_tokens: r.promptTokens + written };
-    return completion(reply, body, seed, choices, usage);
+    const choices: Choice[] = r.choices.map((c: TextChoice, index) => ({ index, content: c.text, finish: c.finish, logprobs: c.logprobs ? textLogprobs(c.logprobs) : null }));
+    return completion(reply, body, seed, choices, textUsage(r));
+  }
+
+  /**
+   * A real LM's reply as server-sent events while it is written: per choice (one after another) a
+   * role chunk, its pieces as the model writes them (each with its tokens' log-probs), a finish
+   * chunk; then usage when asked, and [DONE]. The events begin with the first choice, so a refused
+   * request is still an HTTP error; a failure after that ends the stream with an error event
+   * (OpenAI's `{"error": …}`) and no [DONE]. A client that goes away stops the generation.
+   */
+  async function streamText(m: ServedTextModel, body: ChatBody, reply: FastifyReply, seed: number, messages: TextMessage[], sampling: TextSampling) {
+    const res = reply.raw;
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!res.writableEnded) gone.abort();
+    };
+    res.on("close", onClose);
+    const base = { id: `chatcmpl-${seed.toString(16)}-${randomInt(2 ** 31).toString(16)}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: body.model };
+    let started = false;
+    const send = (o: unknown) => {
+      if (!started) {
+        started = true;
+        reply.hijack();
+        res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+      }
+      if (!gone.signal.aborted) res.write(`data: ${JSON.stringify(o)}\n\n`);
+    };
+    const chunk = (index: number, delta: object, logprobs: Choice["logprobs"] = null, finish: string | null = null) => send({ ...base, choices: [{ index, delta, logprobs, finish_reason: finish }] });
+    let opened = -1;
+    const open = (index: number) => {
+      while (opened < index) chunk(++opened, { role: "assistant", content: "" });
+    };
+    try {
+      const r = await m.chat(messages, sampling, {
+        signal: gone.signal,
+        onText(index, text, logprobs) {
+          open(index);
+          chunk(index, { content: text }, logprobs ? textLogprobs(logprobs) : null);
+        },
+        onChoice(index, c) {
+          open(index);
+          chunk(index, {}, null, c.finish);
+        },
+      });
+      if (body.stream_options?.include_usage) send({ ...base, choices: [], usage: textUsage(r) });
+      res.end("data: [DONE]\n\n");
+      opts.onRequest?.(`POST /v1/chat/completions ${body.model} → 200 (stream)`);
+    } catch (e) {
+      if (gone.signal.aborted) {
+        if (!started) reply.hijack();
+        res.destroy();
+        opts.onRequest?.(`POST /v1/chat/completions ${body.model} → stream stopped: the client went away`);
+        return;
+      }
+      if (!started) throw refusedText(e);
+      const err = e instanceof HttpError ? e : new HttpError(500, `internal error: ${(e as Error)?.message ?? String(e)}`);
+      res.end(`data: ${JSON.stringify(errorBody(err))}\n\n`);
+      opts.onRequest?.(`POST /v1/chat/completions ${body.model} → 200 (stream ended by an error: ${err.message})`);
+    } finally {
+      res.off("close", onClose);
+    }
   }
 
   /** A chat completion of these choices: one JSON body, or server-sent events when the body asks to stream. */

@@ -10,8 +10,9 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
 import { buildServer } from "../../src/serve/server";
-import { loadGgufModel, REAL_LM_DIR, REAL_LM_GGUF, type ServedTextModel } from "../../src/serve/gguf";
-import { RemoteClient } from "../../src/remote/client";
+import { loadGgufModel, REAL_LM_DIR, REAL_LM_GGUF, TextAbortedError, TextRequestError, type ServedTextModel } from "../../src/serve/gguf";
+import { RemoteClient, type StreamDelta } from "../../src/remote/client";
+import { RemoteError } from "../../src/remote/errors";
 import { RemoteLanguageModel } from "../../src/remote/remote-lm";
 import { runCli } from "../cli/harness";
 
@@ -32,10 +33,23 @@ describe.skipIf(!HAVE_REAL_LM)("serve --gguf: a real small LM behind the OpenAI-
   let app: FastifyInstance;
   let baseURL: string;
   let openai: OpenAI;
+  // how each chat call of the served model ended, in order (the served model is the real one, watched)
+  const ended: ("done" | "aborted" | "failed")[] = [];
 
   beforeAll(async () => {
     model = await loadGgufModel(REAL_LM_GGUF);
-    app = buildServer({ textModels: [model] });
+    const watched: ServedTextModel = {
+      ...model,
+      chat: (m, s, hooks) =>
+        model.chat(m, s, hooks).then(
+          (r) => (ended.push("done"), r),
+          (e: unknown) => {
+            ended.push(e instanceof TextAbortedError ? "aborted" : "failed");
+            throw e;
+          },
+        ),
+    };
+    app = buildServer({ textModels: [watched] });
     await app.listen({ port: 0, host: "127.0.0.1" });
     baseURL = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`;
     openai = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0, timeout: 300_000 });
@@ -110,12 +124,73 @@ describe.skipIf(!HAVE_REAL_LM)("serve --gguf: a real small LM behind the OpenAI-
     const whole = await openai.chat.completions.create(req);
     let text = "";
     let finish: string | null = null;
-    for await (const chunk of await openai.chat.completions.create({ ...req, stream: true })) {
+    let usage: unknown = null;
+    for await (const chunk of await openai.chat.completions.create({ ...req, stream: true, stream_options: { include_usage: true } })) {
       text += chunk.choices[0]?.delta.content ?? "";
       finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
     }
     expect(text).toBe(whole.choices[0].message.content);
     expect(finish).toBe(whole.choices[0].finish_reason);
+    expect(usage).toEqual(whole.usage);
+  });
+
+  const story = [{ role: "user" as const, content: "Write a long story about a cat who sails around the world." }];
+
+  it("streams as the model writes: pieces arrive while the reply is still being generated", async () => {
+    const client = new RemoteClient({ baseUrl: baseURL, timeoutMs: 300_000 });
+    const before = ended.length;
+    let early = 0; // content pieces received before the model's chat call ended
+    let pieces = 0;
+    let text = "";
+    for await (const d of client.chatStream({ model: MODEL, messages: story, seed: 4, temperature: 0.8, max_tokens: 40 })) {
+      if (!d.content) continue;
+      pieces++;
+      text += d.content;
+      if (ended.length === before) early++;
+    }
+    expect(ended.slice(before)).toEqual(["done"]);
+    expect(pieces).toBeGreaterThan(5);
+    expect(early).toBeGreaterThanOrEqual(3);
+    const whole = await client.chat({ model: MODEL, messages: story, seed: 4, temperature: 0.8, max_tokens: 40 });
+    expect(text).toBe(whole.choices[0].message.content);
+  });
+
+  it("n = 2 streams choice 0, then choice 1, each with its index; texts, finishes and log-probs equal the unstreamed reply's", async () => {
+    const client = new RemoteClient({ baseUrl: baseURL, timeoutMs: 300_000 });
+    const req = { model: MODEL, messages, n: 2, seed: 31, temperature: 0.9, max_tokens: 15, logprobs: true, top_logprobs: 2 };
+    const deltas: StreamDelta[] = [];
+    for await (const d of client.chatStream(req)) deltas.push(d);
+    const order = deltas.map((d) => d.index);
+    expect(order).toEqual([...order].sort((a, b) => a - b)); // all of choice 0 before choice 1
+    expect(new Set(order)).toEqual(new Set([0, 1]));
+    const whole = await client.chat(req);
+    for (const c of whole.choices) {
+      const mine = deltas.filter((d) => d.index === c.index);
+      expect(mine.filter((d) => d.content).length).toBeGreaterThan(1);
+      expect(mine.map((d) => d.content).join("")).toBe(c.message.content);
+      expect(mine.find((d) => d.finishReason)?.finishReason).toBe(c.finish_reason);
+      expect(mine.flatMap((d) => d.logprobs ?? [])).toEqual(c.logprobs!.content);
+    }
+  });
+
+  it("a client that leaves mid-stream stops the generation; the server answers the next request", async () => {
+    const client = new RemoteClient({ baseUrl: baseURL, timeoutMs: 300_000, retries: 0 });
+    const ctl = new AbortController();
+    const before = ended.length;
+    let pieces = 0;
+    await expect(
+      (async () => {
+        for await (const d of client.chatStream({ model: MODEL, messages: story, seed: 9, temperature: 1, max_tokens: 3000 }, ctl.signal)) if (d.content && ++pieces === 3) ctl.abort();
+      })(),
+    ).rejects.toMatchObject({ kind: "cancelled" });
+    await expect.poll(() => ended.length, { timeout: 120_000 }).toBe(before + 1);
+    expect(ended[before]).toBe("aborted"); // not a 3000-token reply written to nobody
+    const next = await openai.chat.completions.create({ model: MODEL, messages, seed: 8, temperature: 0.7, max_tokens: 10 });
+    expect(next.choices[0].message.content).toMatch(/[a-z]{2,}/i);
+    let text = "";
+    for await (const d of client.chatStream({ model: MODEL, messages, seed: 8, temperature: 0.7, max_tokens: 10 })) text += d.content;
+    expect(text).toBe(next.choices[0].message.content);
   });
 
   it("a prompt past the context, and vs_k, are clear 400s", async () => {
@@ -148,6 +223,46 @@ describe.skipIf(!HAVE_REAL_LM)("serve --gguf: a real small LM behind the OpenAI-
     expect(a.code).toBe(0);
     expect(a.stdout).toMatch(/[a-z]{2,}/i);
     expect(b.stdout).toBe(a.stdout);
+  });
+});
+
+describe("serve: a text model's stream that fails", () => {
+  // a stand-in text model (no real LM needed) that writes a piece, then fails, or refuses the request
+  const failing = (how: "midway" | "refuse"): ServedTextModel => ({
+    id: "failing",
+    description: "fails",
+    runtime: "none",
+    contextSize: 16,
+    async chat(_m, _s, hooks) {
+      if (how === "refuse") throw new TextRequestError("the prompt does not fit");
+      hooks?.onText?.(0, "Hello", null);
+      throw new Error("the model broke");
+    },
+    async dispose() {},
+  });
+
+  it("an error after the stream began ends it with an error event, reported by the client as a server error; one before is an HTTP error", async () => {
+    for (const how of ["midway", "refuse"] as const) {
+      const app = buildServer({ textModels: [failing(how)] });
+      await app.listen({ port: 0, host: "127.0.0.1" });
+      try {
+        const client = new RemoteClient({ baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`, retries: 0 });
+        const got: string[] = [];
+        const run = (async () => {
+          for await (const d of client.chatStream({ model: "failing", messages: [{ role: "user", content: "Hi" }] })) got.push(d.content);
+        })();
+        if (how === "midway") {
+          await expect(run).rejects.toMatchObject({ kind: "server-error", message: expect.stringContaining("the model broke") });
+          expect(got.join("")).toBe("Hello");
+        } else {
+          await expect(run).rejects.toMatchObject({ kind: "bad-request", status: 400, message: expect.stringContaining("the prompt does not fit") });
+          expect(got).toEqual([]);
+        }
+        await expect(run).rejects.toBeInstanceOf(RemoteError);
+      } finally {
+        await app.close();
+      }
+    }
   });
 });
 
