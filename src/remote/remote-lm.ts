@@ -52,7 +52,8 @@ export async function chatReplies(client: RemoteClient, req: ChatRequest, contro
       }
     } catch (e) {
       const kind = remoteErrorKind(e);
-      if (!began || attempt >= client.retries || !(kind === "malformed-reply" || kind === "timeout" || kind === "unreachable")) throw e;
+      // a stream cut off or ended by the server's error event after it began: sent again, as a 5xx before it would be
+      if (!began || attempt >= client.retries || !(kind === "malformed-reply" || kind === "timeout" || kind === "unreachable" || kind === "server-error")) throw e;
       for (let i = 0; i < n; i++) onText(i, "");
       client.retried++;
       await wait(Math.min(client.maxWaitMs, client.backoffMs * 2 ** attempt), signal);
