@@ -14,6 +14,7 @@ import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import { modelConfig, modelOptions } from "../experiment/pretrain";
 import { microBenchmark } from "../engine/micro-benchmark";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
+import { fileTaskCache, ResumeError, type FileTaskCache } from "../experiment/node-task-cache";
 import { InlineExecutor, type Executor } from "../experiment/tasks";
 import { NodeWorkerExecutor } from "../experiment/node-executor";
 import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, storeSize } from "../experiment/node-store";
@@ -37,6 +38,7 @@ interface RunOptions {
   parallel?: number;
   out?: string;
   policies?: string; // a folder for the trained policies
+  resume?: string; // a folder of the run's finished tasks
   store: boolean;
   quiet?: boolean;
 }
@@ -104,6 +106,7 @@ program
   .option("--out <file>", "write the RunReport JSON here")
   .option("--policies <dir>", "write every condition × seed's trained policy into this folder (the Play page's policies of a recording)")
   .option("--no-store", "pretrain every model live instead of loading stored ones (public/pretrained/)")
+  .option("--resume <dir>", "keep every finished task in this folder, and continue from the ones it holds (a stopped run, or one spread over sessions; same config and backend)")
   .option("--quiet", "print only the table (and problems with the store)")
   .option("--api-key-prompt", "ask on the terminal for the API key of each remote panel member's server (kept in memory only)")
   .action(async (opts: RunOptions) => {
@@ -123,12 +126,22 @@ program
       if (e instanceof ConfigError) usageError(e.message);
       throw e;
     }
+    let cache: FileTaskCache | undefined;
+    if (opts.resume) {
+      try {
+        cache = fileTaskCache(opts.resume, config, opts.backend, (m) => process.stderr.write(`collapse-lab: ${m}\n`));
+      } catch (e) {
+        if (e instanceof ResumeError) usageError(e.message);
+        throw e;
+      }
+    }
     if (opts.apiKeyPrompt) await promptRemoteKeys(config); // before the workers start: they inherit the keys
     const parallel = opts.parallel ?? config.parallel ?? Math.min(availableParallelism(), 8);
     const executor: Executor = parallel > 1 ? new NodeWorkerExecutor(parallel, opts.backend) : new InlineExecutor((await createBackend(opts.backend)).backend);
     const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
     log(`collapse-lab run: ${opts.preset}, ${config.seeds} seed(s) from ${config.seedBase}, conditions ${config.conditions.join(" ")}, backend ${opts.backend}, ${parallel} worker(s)`);
     if (!opts.store) log("pretraining: every model live (--no-store)");
+    if (cache) log(`tasks kept in ${opts.resume}: ${cache.kept} finished before, each later one as it finishes`);
     const progress = throttle((p: ExperimentProgress) => {
       if (p.phase === "train") log(`train    ${p.done}/${p.total} units done · ${p.unit.condition} seed ${p.unit.seed} step ${p.unit.step}/${p.unit.steps}`);
       else log(`${p.phase.padEnd(8)} ${p.done}/${p.total} · ${p.detail}`);
@@ -146,6 +159,7 @@ program
         microBenchmark: speed,
         onProgress: progress,
         store: opts.store ? nodeStore() : undefined,
+        cache,
         // where the models came from is progress; a store problem is a warning, shown even with --quiet
         onNote: (m) => (m.startsWith("pretraining:") ? log(m) : process.stderr.write(`collapse-lab: ${m}\n`)),
       });
