@@ -275,14 +275,15 @@ class CountingExecutor implements Executor {
 }
 
 describe("runExperiment with a store", () => {
-  it("loads stored jobs (source store), pretrains the rest live (source trained) and names an unusable file", async () => {
-    // the ensemble of the reference's family, whose members the shipped store holds for persuasion-smoke
-    const c = validateConfig({ ...SMOKE, conditions: ["base", "ensemble"], ensemble: { k: 3, members: [] }, eval: { ...SMOKE.eval, diagnosticSeeds: 0 } });
+  // two models pretrain live and two units run: minutes on a busy two-core machine
+  it("loads stored jobs (source store), pretrains the rest live (source trained) and names an unusable file", { timeout: 600_000 }, async () => {
+    // the ensemble of the preset's families, whose members the shipped store holds for persuasion-smoke
+    const c = validateConfig({ ...SMOKE, conditions: ["base", "ensemble"], eval: { ...SMOKE.eval, diagnosticSeeds: 0 } });
     const shipped = nodeStore();
     const m = new MemoryFiles();
     const jobs = pretrainJobs(c, c.seedBase);
     for (const job of jobs) m.put(c, job, (await shipped.get(jobKey(c, job, "wasm"), expectedShape(c, job)))!);
-    // ensemble simulator 3 is not stored; the reference's file is cut short
+    // the ensemble's family-g is not stored; the reference's file is cut short
     delete m.index.models[jobKey(c, { kind: "ensemble", seed: 0, member: 2 }, "wasm")];
     const refFile = m.index.models[jobKey(c, JOBS.reference, "wasm")].file;
     m.files.set(refFile, m.files.get(refFile)!.slice(0, 100));
@@ -296,12 +297,12 @@ describe("runExperiment with a store", () => {
       onNote: (n) => notes.push(n),
       onProgress: (p) => p.phase === "pretrain" && details.push(p.detail),
     });
-    expect(executor.pretrained.sort()).toEqual(["ensemble simulator 3", "reference simulator"]);
+    expect(executor.pretrained.sort()).toEqual(["ensemble simulator family-g", "reference simulator"]);
     const models = report.pretraining[0].models!;
     expect(models).toHaveLength(jobs.length);
-    for (const s of models) expect(s.source, s.model).toBe(["ensemble simulator 3", "reference simulator"].includes(s.model) ? "trained" : "store");
+    for (const s of models) expect(s.source, s.model).toBe(["ensemble simulator family-g", "reference simulator"].includes(s.model) ? "trained" : "store");
     expect(models.find((s) => s.model === "reference simulator")!.problem).toMatch(new RegExp(`mem/${refFile}: 100 bytes, index.json says \\d+ \\(truncated`));
-    expect(models.find((s) => s.model === "ensemble simulator 3")!.problem).toBeUndefined();
+    expect(models.find((s) => s.model === "ensemble simulator family-g")!.problem).toBeUndefined();
     expect(report.store).toEqual({ location: "mem", loaded: jobs.length - 2, trained: 2, messages: [expect.stringContaining(`mem/${refFile}`)] });
     expect(notes).toEqual([expect.stringMatching(/reference simulator live instead/), `pretraining: ${jobs.length - 2} of ${jobs.length} models from the store (mem), 2 pretrained live`]);
     expect(details.filter((d) => d.endsWith("(from the store)"))).toHaveLength(jobs.length - 2);
