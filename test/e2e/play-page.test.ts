@@ -228,6 +228,8 @@ describe("the Play page", () => {
 
   it("a recording without policies says so clearly; the class link carries the setup", async () => {
     const page = pages.get("a")!;
+    // every preset's recording ships its policies now: the paper's are made absent, as on a host that lacks them
+    await page.route("**/recorded/persuasion-paper.policies/**", (route) => route.fulfill({ status: 404, body: "" }));
     await page.goto(new URL("./#play", base).href);
     await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);
     await page.getByTestId("play-run").selectOption("recorded/persuasion-paper");
