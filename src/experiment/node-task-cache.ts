@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
-import { canonicalJson } from "./store";
+import { configDifferences } from "./config-diff";
 import type { ExperimentConfig } from "./config";
 import type { TaskCache } from "./experiment";
 
@@ -19,19 +19,6 @@ export class ResumeError extends Error {
   }
 }
 
-/** The first path at which two JSON values differ ("" when they are equal). */
-function firstDifference(a: unknown, b: unknown, at = ""): string | null {
-  if (canonicalJson(a) === canonicalJson(b)) return null;
-  if (a && b && typeof a === "object" && typeof b === "object" && Array.isArray(a) === Array.isArray(b)) {
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-    for (const k of keys) {
-      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], at ? `${at}.${k}` : k);
-      if (d !== null) return d;
-    }
-  }
-  return at;
-}
-
 /** A task's file name: its key with anything but letters, digits, "-" and "_" spelled out. */
 function fileOf(key: string): string {
   return `${key.replace(/[^A-Za-z0-9_-]/g, (c) => `~${c.charCodeAt(0).toString(16)}~`)}.task`;
@@ -40,8 +27,6 @@ function fileOf(key: string): string {
 export interface FileTaskCache extends TaskCache {
   /** How many tasks the folder held when the run began. */
   readonly kept: number;
-  /** Task files that could not be read (named, then computed again). */
-  readonly unreadable: string[];
 }
 
 /**
@@ -62,30 +47,21 @@ export function fileTaskCache(dir: string, config: ExperimentConfig, backend: st
     if (saved.format !== FORMAT) throw new ResumeError(`${metaFile} is not a collapse-lab run's task folder (format ${JSON.stringify(saved.format)}, expected ${FORMAT})`);
     if (saved.backend !== backend)
       throw new ResumeError(`${dir} holds the tasks of a run on ${String(saved.backend)}, not ${backend}: its numbers would differ; choose another folder or --backend ${String(saved.backend)}`);
-    const diff = firstDifference(saved.config, config);
-    if (diff !== null) {
-      const show = (v: unknown) => (v === undefined ? "absent" : JSON.stringify(v).slice(0, 80));
-      const pick = (c: unknown) => diff.split(".").reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as Record<string, unknown>)[k] : undefined), c);
-      throw new ResumeError(
-        `${dir} holds the tasks of a run with another config: ${diff || "(the whole config)"} is ${show(pick(saved.config))} there, ${show(pick(config))} here; choose another folder to run this config`,
-      );
-    }
+    const [diff] = configDifferences(saved.config as ExperimentConfig, config);
+    if (diff) throw new ResumeError(`${dir} holds the tasks of a run with another config: ${diff.path} is ${diff.shown} there, ${diff.wanted} here; choose another folder to run this config`);
   } else {
     mkdirSync(dir, { recursive: true });
     writeFileSync(metaFile, JSON.stringify(meta, null, 1) + "\n");
   }
   const kept = readdirSync(dir).filter((f) => f.endsWith(".task")).length;
-  const unreadable: string[] = [];
   return {
     kept,
-    unreadable,
     async get(key) {
       const file = join(dir, fileOf(key));
       if (!existsSync(file)) return undefined;
       try {
         return deserialize(readFileSync(file));
       } catch (e) {
-        unreadable.push(file);
         onNote?.(`${file} is unreadable (${(e as Error).message}); that task runs again`);
         return undefined;
       }

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { flushSync } from "svelte";
 import { ExperimentState } from "../../src/app/state/experiment.svelte";
-import { configDifferences } from "../../src/app/lib/config-diff";
+import { configDifferences } from "../../src/experiment/config-diff";
 import { parseUrlState } from "../../src/app/lib/url-state";
 import { parseReport } from "../../src/experiment/report-schema";
 import { presetConfig } from "../../src/experiment/presets";

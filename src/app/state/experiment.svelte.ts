@@ -12,7 +12,7 @@ import type { CurvePoint } from "../../experiment/runner";
 import type { PretrainStore } from "../../experiment/store";
 import type { Executor } from "../../experiment/tasks";
 import type { BackendDecision } from "../lib/backend-choice";
-import { configDifferences } from "../lib/config-diff";
+import { configDifferences } from "../../experiment/config-diff";
 import type { RunStore, StoredRun } from "../lib/run-store";
 import { configWith, DEFAULT_STATE, formatUrlState, withSet, type BackendChoice, type UrlState } from "../lib/url-state";
 

@@ -1,6 +1,6 @@
 // Where two experiment configs differ, leaf by leaf, as "path: a → b" lines: a figure says so
 // when the run it shows was made with settings other than the ones in the URL and the controls.
-import type { ExperimentConfig } from "../../experiment/config";
+import type { ExperimentConfig } from "./config";
 
 /** Settings that do not change what a run computes (only how many workers run it). */
 const IGNORED = new Set(["parallel"]);
