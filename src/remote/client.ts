@@ -151,7 +151,8 @@ export function normaliseBaseUrl(baseUrl: string): string {
 }
 
 const RETRY_STATUS = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
-const sleep = (ms: number, signal?: AbortSignal) =>
+/** Waits ms, or rejects with a `cancelled` RemoteError when the signal aborts first. */
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(new RemoteError("cancelled", "the request was cancelled"));
     const t = setTimeout(() => {

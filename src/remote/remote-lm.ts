@@ -5,7 +5,7 @@
 // with `echo` (every continuation of a prompt in one request), for text prompts only: a chat
 // prompt would need the model's chat template, which only the server knows.
 import type { ContinuationScore, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../lm/types";
-import { promptTokenLogprobs, type ChatRequest, type RemoteClient, type StreamDelta } from "./client";
+import { promptTokenLogprobs, sleep, type ChatRequest, type RemoteClient, type StreamDelta } from "./client";
 import { RemoteError, remoteErrorKind } from "./errors";
 
 /** A reply's whole text so far, as it streams in; `index` is its place among the replies the call returns. */
@@ -56,7 +56,7 @@ export async function chatReplies(client: RemoteClient, req: ChatRequest, contro
       if (!began || attempt >= client.retries || !(kind === "malformed-reply" || kind === "timeout" || kind === "unreachable" || kind === "server-error")) throw e;
       for (let i = 0; i < n; i++) onText(i, "");
       client.retried++;
-      await wait(Math.min(client.maxWaitMs, client.backoffMs * 2 ** attempt), signal);
+      await sleep(Math.min(client.maxWaitMs, client.backoffMs * 2 ** attempt), signal);
       continue;
     }
     const got = Array.from({ length: n }, (_, i) => texts[i]);
@@ -68,21 +68,6 @@ export async function chatReplies(client: RemoteClient, req: ChatRequest, contro
     return got.map((text, i) => ({ text: text!, logprobs: all ? logprobs[i] : null }));
   }
 }
-
-const wait = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const cancelled = () => new RemoteError("cancelled", "the request was cancelled");
-    if (signal?.aborted) return reject(cancelled());
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(cancelled());
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 
 export class RemoteLanguageModel implements LanguageModel {
   readonly id: string;
