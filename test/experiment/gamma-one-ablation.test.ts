@@ -5,7 +5,7 @@
 // noise, not from the conditions. With the preset's γ the two differ (the check can fail).
 // Tiny models pretrained for a few steps on the float64 reference backend.
 import { describe, expect, it } from "vitest";
-import { behaviourDialogue, createPersuasion } from "../../src/benchmarks/persuasion/world";
+import type { createPersuasion } from "../../src/benchmarks/persuasion/world";
 import type { Dialogue, Persona } from "../../src/benchmarks/types";
 import { createBackend } from "../../src/engine/backends/index";
 import { Rng } from "../../src/engine/random";
@@ -15,6 +15,7 @@ import { presetConfig } from "../../src/experiment/presets";
 import { benchmarkFor } from "../../src/benchmarks/registry";
 import { assemblePretrained, modelOptions, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
 import { NeuralSimulator } from "../../src/simulators/neural";
+import { userStates } from "./behaviour-states";
 import type { UserSimulator } from "../../src/simulators/simulator";
 
 const TINY = { d: 16, layers: 1, heads: 2, mlpRatio: 2 };
@@ -30,20 +31,6 @@ const collapsed: ExperimentConfig = validateConfig(
 );
 const ablation = validateConfig(merge(collapsed, { simulator: { gamma: 1 } }));
 const bench = benchmarkFor(collapsed) as ReturnType<typeof createPersuasion>;
-
-/** User-turn states of dialogues between humans and the behaviour persuader. */
-function states(n: number): Dialogue[] {
-  const rng = Rng.seed(5);
-  const out: Dialogue[] = [];
-  for (let i = 0; i < n; i++) {
-    const d = behaviourDialogue(bench.population, bench.population.sample(rng), rng);
-    for (let k = 1; k <= d.acts.length; k++) {
-      const prefix = { card: d.card, acts: d.acts.slice(0, k) };
-      if (bench.turn(prefix) === "user") out.push(prefix);
-    }
-  }
-  return out;
-}
 
 /** Pearson's χ² of `counts` (n draws) against the probabilities `p` over the acts p gives mass. */
 function chiSquare(counts: number[], p: ArrayLike<number>, n: number): { stat: number; df: number } {
@@ -78,7 +65,7 @@ describe("the γ = 1 ablation, small scale", () => {
     const results = new Map<PretrainJob, PretrainResult>();
     for (const job of pretrainJobs(collapsed, 0).filter((j) => j.kind !== "panel")) results.set(job, await runPretrainJob(backend, collapsed, job));
     const pretrained = { ...assemblePretrained({ ...collapsed, panel: [] }, 0, results) };
-    const ds = states(20);
+    const ds = userStates(bench, 20, 5);
     expect(ds.length).toBeGreaterThan(50);
     const opts = modelOptions(bench, collapsed);
     const refModel = backend.createModel(pretrained.reference.checkpoint, opts);

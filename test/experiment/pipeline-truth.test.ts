@@ -14,10 +14,8 @@
 // this size. Each se is 3–10 % of γ, so a γ applied wrongly (not at all, twice, to the wrong model)
 // is tens of standard errors off. About 15 s on two idle cores.
 import { beforeAll, describe, expect, it } from "vitest";
-import { behaviourDialogue, createPersuasion } from "../../src/benchmarks/persuasion/world";
-import type { Dialogue } from "../../src/benchmarks/types";
+import type { createPersuasion } from "../../src/benchmarks/persuasion/world";
 import { JaxBackend } from "../../src/engine/backends/jax";
-import { Rng } from "../../src/engine/random";
 import { CONDITIONS, merge, validateConfig, type ConditionId, type ExperimentConfig } from "../../src/experiment/config";
 import { createOpponents } from "../../src/experiment/conditions";
 import type { DiagnosticsReport } from "../../src/experiment/diagnostics";
@@ -27,6 +25,7 @@ import { assemblePretrained, modelOptions, pretrainJobs, type PretrainedSet, typ
 import { presetConfig } from "../../src/experiment/presets";
 import { executeTask, InlineExecutor } from "../../src/experiment/tasks";
 import { NeuralSimulator } from "../../src/simulators/neural";
+import { userStates } from "./behaviour-states";
 
 const config: ExperimentConfig = validateConfig(
   merge(presetConfig("persuasion-smoke"), {
@@ -79,22 +78,8 @@ describe("γ̂ from a real run's diagnostics", () => {
 });
 
 describe("the γ = 1 ablation", () => {
-  /** User-turn states of dialogues between humans and the behaviour persuader (talk turns and decisions). */
-  function states(n: number): Dialogue[] {
-    const rng = Rng.seed(77);
-    const out: Dialogue[] = [];
-    for (let i = 0; i < n; i++) {
-      const d = behaviourDialogue(bench.population, bench.population.sample(rng), rng);
-      for (let k = 1; k <= d.acts.length; k++) {
-        const prefix = { card: d.card, acts: d.acts.slice(0, k) };
-        if (bench.turn(prefix) === "user") out.push(prefix);
-      }
-    }
-    return out;
-  }
-
   it("every training condition's aligned simulator is the reference exactly", async () => {
-    const ds = states(40);
+    const ds = userStates(bench, 40, 77);
     expect(ds.length).toBeGreaterThan(100);
     const ctx = { backend: jax, bench, config: ablation, pretrained, opts: modelOptions(bench, ablation) };
     const refModel = jax.createModel(pretrained.reference.checkpoint, ctx.opts);
