@@ -12,8 +12,6 @@ import { describeCapabilities, RemoteClient, type ChatMessageIn } from "../remot
 import { RemoteError } from "../remote/errors";
 import { printable } from "../remote/printable";
 import { apiKeyFor, promptApiKey, rememberApiKey } from "../remote/secrets";
-import type { RemoteSimulatorStats } from "../remote/remote-simulator";
-import type { RunReport } from "../experiment/experiment";
 import { loadServedWorld } from "../serve/models";
 import { buildServer } from "../serve/server";
 import { loadGgufModel, RealLmMissingError, type ServedTextModel } from "../serve/gguf";
@@ -217,45 +215,6 @@ export async function promptRemoteKeys(config: ExperimentConfig): Promise<void> 
     const key = await promptApiKey(r.baseUrl);
     if (key) rememberApiKey(r.baseUrl, key);
   }
-}
-
-/** The report's lines on remote panel members: how they scored and what it cost, summed over units. */
-export function remoteLines(r: RunReport): string[] {
-  const by = new Map<string, RemoteSimulatorStats & { units: number; ways: Set<string> }>();
-  for (const c of r.conditions)
-    for (const s of c.seeds)
-      for (const x of (s as { remoteSimulators?: RemoteSimulatorStats[] }).remoteSimulators ?? []) {
-        const t = by.get(x.name) ?? {
-          ...x,
-          states: 0,
-          requests: 0,
-          retries: 0,
-          logprobStates: 0,
-          sampledStates: 0,
-          fallbacks: 0,
-          replies: 0,
-          unmapped: 0,
-          unmappedStates: 0,
-          units: 0,
-          ways: new Set<string>(),
-        };
-        for (const k of ["states", "requests", "retries", "logprobStates", "sampledStates", "fallbacks", "replies", "unmapped", "unmappedStates"] as const) t[k] += x[k];
-        t.units++;
-        t.ways.add(x.scoring);
-        by.set(x.name, t);
-      }
-  if (by.size === 0) return [];
-  const lines = ["", "remote simulators (summed over the training units):"];
-  for (const t of by.values()) {
-    const how = [
-      t.logprobStates ? `${t.logprobStates} states scored from log-probs` : "",
-      t.sampledStates ? `${t.sampledStates} from ${t.mode === "vs" ? "VS candidates" : "sampled replies"}` : "",
-      t.fallbacks ? `${t.fallbacks} of them after log-probs were missing (fallback)` : "",
-    ].filter(Boolean);
-    const unmapped = t.replies ? `; ${t.unmapped} of ${t.replies} replies said no allowed act${t.unmappedStates ? `, ${t.unmappedStates} states had none and were uniform` : ""}` : "";
-    lines.push(`  ${t.name} (${t.model} at ${t.baseUrl}, ${t.mode}, ${t.protocol}): ${how.join(", ") || "no states"}; ${t.requests} requests (${t.retries} retries)${unmapped}`);
-  }
-  return lines;
 }
 
 /** Remote text for a terminal: escape sequences and control characters (but newlines and tabs) removed. */

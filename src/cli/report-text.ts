@@ -1,0 +1,123 @@
+// The paper-style table of a RunReport as text: what `collapse-lab run` prints, and what a Ray
+// job's driver writes into the job's log.
+import { benchmarkModule } from "../benchmarks/registry";
+import type { RunReport } from "../experiment/experiment";
+import type { Summary } from "../experiment/stats";
+import { seconds, table } from "./format";
+import type { RemoteSimulatorStats } from "../remote/remote-simulator";
+
+const ci = (s: Summary, asPct: boolean) => {
+  const f = (x: number) => (asPct ? (100 * x).toFixed(1) : x.toFixed(2));
+  return s.n > 1 ? `${f(s.mean)} [${f(s.lo)}, ${f(s.hi)}]` : f(s.mean);
+};
+
+export function formatReport(r: RunReport): string {
+  const rows = [["condition", "train-sim success %", "held-out success %", "human success %", "policy entropy"]];
+  for (const c of r.conditions) {
+    rows.push([c.id, ci(c.summary.trainSuccess, true), ci(c.summary.heldoutSuccess, true), ci(c.summary.humanSuccess, true), ci(c.summary.policyEntropy, false)]);
+  }
+  const lines = [
+    `${r.world.benchmark} — ${r.config.seeds} seed(s), γ = ${r.config.simulator.gamma}, ${r.config.seeds > 1 ? "mean [95% Student-t interval over seeds, cut at each metric's range]" : "one seed: means, no interval"}`,
+    table(rows),
+  ];
+  const diffs = r.comparisons;
+  if (diffs.length && r.config.seeds > 1) {
+    lines.push("", "paired differences vs single (95% Student-t interval over seeds; success in points, entropy in nats)");
+    lines.push(
+      table([
+        ["comparison", "held-out", "humans", "policy entropy"],
+        ...[...new Set(diffs.map((d) => d.a))].map((a) => {
+          const f = (m: string, scale: number, digits: number) => {
+            const d = diffs.find((x) => x.a === a && x.metric === m)?.difference;
+            return d ? `${(scale * d.mean).toFixed(digits)} [${(scale * d.lo).toFixed(digits)}, ${(scale * d.hi).toFixed(digits)}]${d.excludesZero ? " *" : ""}` : "–";
+          };
+          return [`${a} − single`, f("heldoutSuccess", 100, 1), f("humanSuccess", 100, 1), f("policyEntropy", 1, 2)];
+        }),
+      ]),
+      "* the interval excludes 0. The paper's diversity claim: vs, cotrain and population keep a higher policy entropy than single; ensemble's is reported, not claimed.",
+    );
+  }
+  const onPolicy = r.conditions.flatMap((c) => {
+    const kls = c.seeds.map((s) => s.referenceKLOnPolicy).filter((x): x is number => typeof x === "number");
+    return kls.length ? [`${c.id} ${(kls.reduce((a, b) => a + b, 0) / kls.length).toFixed(3)}`] : [];
+  });
+  if (onPolicy.length) lines.push("", `KL(Bayes ‖ reference) on the states each policy reaches with humans (nats, mean over seeds): ${onPolicy.join(", ")}`);
+  const d = r.simulators[0];
+  if (d) {
+    lines.push("", `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats over the states of the base policy's dialogues with humans; human modes ${d.humanModes}`);
+    const a = d.adaptiveProbe;
+    if (a) {
+      const agent = benchmarkModule(r.config.benchmark).roles.agent.toLowerCase();
+      lines.push(
+        `reference where an adaptive ${agent} goes (${a.persuader}): KL(Bayes ‖ reference) ${a.klTalk.toFixed(3)} nats on talk turns${a.klDecision !== null ? `, ${a.klDecision.toFixed(3)} on the decision` : ""}; ` +
+          `it wins ${(100 * a.humanSuccess).toFixed(1)} % with humans, ${(100 * a.referenceSuccess).toFixed(1)} % against the reference (VS can only teach adapting as far as these agree)`,
+      );
+    }
+    lines.push(
+      table([
+        ["simulator", "true γ", "γ (MLE)", "SCOPE γ (mean)", "mode coverage %"],
+        ...d.simulators.map((s) => [
+          s.name,
+          s.trueGamma === null ? "–" : s.trueGamma.toFixed(1),
+          s.gammaMLE ? `${s.gammaMLE.gamma.toFixed(2)} ± ${s.gammaMLE.se.toFixed(2)}` : "–",
+          s.scope ? s.scope.mean.toFixed(2) : "–",
+          (100 * s.modeCoverage).toFixed(0),
+        ]),
+        ...d.unions.map((u) => [`∪ ${u.name}`, "", "", "", (100 * u.coverage).toFixed(0)]),
+      ]),
+    );
+    for (const s of d.simulators) for (const why of s.unavailable ?? []) lines.push(`  – ${s.name}: ${why}`);
+  }
+  for (const e of r.diagnosticsErrors ?? []) lines.push("", `the simulator diagnostics of seed ${e.seed} failed: ${e.message} (every condition's results above are kept)`);
+  const refs = r.world.referenceLines ?? [];
+  if (refs.length) {
+    lines.push("", "reference agents with humans (exact where the world allows):");
+    for (const l of refs) lines.push(`  ${l.label}: ${(100 * l.humanSuccess).toFixed(1)} % — ${l.description}`);
+  }
+  lines.push(...remoteLines(r));
+  lines.push("", `calibration against ${r.calibration.source}`);
+  lines.push(table([["statistic", "real", "fitted", "tolerance"], ...r.calibration.rows.map((c) => [c.name, c.real.toFixed(3), c.fitted.toFixed(3), `±${c.tolerance}`])]));
+  const st = r.store;
+  const from = st ? (st.location ? `: ${st.loaded} of ${st.loaded + st.trained} models from the store` : ": every model live") : "";
+  lines.push("", `wall time ${seconds(r.timing.totalMs)} (pretraining ${seconds(r.timing.pretrainMs)}${from}, training + evaluation ${seconds(r.timing.trainMs)})`);
+  return lines.join("\n");
+}
+
+/** The report's lines on remote panel members: how they scored and what it cost, summed over units. */
+export function remoteLines(r: RunReport): string[] {
+  const by = new Map<string, RemoteSimulatorStats & { units: number; ways: Set<string> }>();
+  for (const c of r.conditions)
+    for (const s of c.seeds)
+      for (const x of (s as { remoteSimulators?: RemoteSimulatorStats[] }).remoteSimulators ?? []) {
+        const t = by.get(x.name) ?? {
+          ...x,
+          states: 0,
+          requests: 0,
+          retries: 0,
+          logprobStates: 0,
+          sampledStates: 0,
+          fallbacks: 0,
+          replies: 0,
+          unmapped: 0,
+          unmappedStates: 0,
+          units: 0,
+          ways: new Set<string>(),
+        };
+        for (const k of ["states", "requests", "retries", "logprobStates", "sampledStates", "fallbacks", "replies", "unmapped", "unmappedStates"] as const) t[k] += x[k];
+        t.units++;
+        t.ways.add(x.scoring);
+        by.set(x.name, t);
+      }
+  if (by.size === 0) return [];
+  const lines = ["", "remote simulators (summed over the training units):"];
+  for (const t of by.values()) {
+    const how = [
+      t.logprobStates ? `${t.logprobStates} states scored from log-probs` : "",
+      t.sampledStates ? `${t.sampledStates} from ${t.mode === "vs" ? "VS candidates" : "sampled replies"}` : "",
+      t.fallbacks ? `${t.fallbacks} of them after log-probs were missing (fallback)` : "",
+    ].filter(Boolean);
+    const unmapped = t.replies ? `; ${t.unmapped} of ${t.replies} replies said no allowed act${t.unmappedStates ? `, ${t.unmappedStates} states had none and were uniform` : ""}` : "";
+    lines.push(`  ${t.name} (${t.model} at ${t.baseUrl}, ${t.mode}, ${t.protocol}): ${how.join(", ") || "no states"}; ${t.requests} requests (${t.retries} retries)${unmapped}`);
+  }
+  return lines;
+}
