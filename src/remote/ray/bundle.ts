@@ -1,0 +1,53 @@
+// The working directory of a collapse-lab Ray job, as the zip Ray's runtime_env takes: the Node
+// code as one bundled file (collapse-lab-ray.mjs: the engine, the benchmarks and the experiment,
+// with no node_modules), driver.py, and the store of pretrained models. The zip's bytes depend
+// only on its contents, so its name (a hash of them) says whether the cluster already has it.
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { zipSync, type Zippable } from "fflate";
+import { STORE_DIR } from "../../experiment/node-store";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const FIXED_TIME = new Date("2000-01-01T00:00:00Z"); // the same contents make the same zip
+
+export interface JobPackage {
+  name: string; // _ray_pkg_<hash>.zip
+  uri: string; // gcs://<name>, for runtime_env.working_dir
+  zip: Uint8Array;
+  files: string[];
+}
+
+/** Bundles the Node side of a job (node-entry.ts and everything it imports) into one ES module. */
+export async function bundleNodeEntry(): Promise<Uint8Array> {
+  const out = await build({
+    entryPoints: [join(HERE, "node-entry.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    write: false,
+    logLevel: "silent",
+    legalComments: "none",
+    // CommonJS dependencies call require(); an ES module has none of its own
+    banner: { js: 'import { createRequire as __collapseLabRequire } from "node:module"; const require = __collapseLabRequire(import.meta.url);' },
+  });
+  return out.outputFiles[0].contents;
+}
+
+/** The job's working directory as a zip; `store: false` leaves the pretrained models out. */
+export async function buildJobPackage(opts: { store?: boolean; storeDir?: string } = {}): Promise<JobPackage> {
+  const files: Zippable = {
+    "collapse-lab-ray.mjs": [await bundleNodeEntry(), { mtime: FIXED_TIME }],
+    "driver.py": [readFileSync(join(HERE, "driver.py")), { mtime: FIXED_TIME }],
+  };
+  const storeDir = opts.storeDir ?? STORE_DIR;
+  if (opts.store !== false && existsSync(join(storeDir, "index.json"))) {
+    for (const f of readdirSync(storeDir).sort()) files[`pretrained/${f}`] = [readFileSync(join(storeDir, f)), { mtime: FIXED_TIME, level: 0 }];
+  }
+  const zip = zipSync(files, { mtime: FIXED_TIME });
+  const name = `_ray_pkg_${createHash("sha256").update(zip).digest("hex").slice(0, 32)}.zip`;
+  return { name, uri: `gcs://${name}`, zip, files: Object.keys(files) };
+}
