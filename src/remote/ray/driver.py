@@ -70,6 +70,13 @@ def run_task(payload, backend, heap_mb, label):
             return f.read()
 
 
+def fail(message):
+    """Ends the job with its cause, in the form the CLI and the Remote page read (job-log.ts)."""
+    print("@@collapse-lab " + json.dumps({"t": "error", "message": message}), flush=True)
+    sys.stderr.write(f"collapse-lab: {message}\n")
+    sys.exit(1)
+
+
 def cause_of(e):
     cause = getattr(e, "cause", None)
     return str(cause) if cause is not None else str(e).strip().splitlines()[-1]
@@ -91,16 +98,20 @@ def main():
     res = ray.cluster_resources()
     cpus, gpus = res.get("CPU", 0.0), res.get("GPU", 0.0)
     if cpus < a.task_cpus or gpus < gpus_per_task:
-        raise SystemExit(
-            f"collapse-lab: the cluster has {cpus:g} CPU(s) and {gpus:g} GPU(s); "
+        fail(
+            f"the cluster has {cpus:g} CPU(s) and {gpus:g} GPU(s); "
             f"a task asks for {a.task_cpus:g} CPU(s) and {gpus_per_task:g} GPU(s), so none could ever run"
+            + (" (--backend webgpu asks for a GPU per task)" if a.backend == "webgpu" and gpus < gpus_per_task else "")
         )
     parallelism = int(cpus // a.task_cpus)
     if gpus_per_task:
         parallelism = min(parallelism, int(gpus // gpus_per_task))
     nodes = len([n for n in ray.nodes() if n.get("Alive")])
 
-    cmd = [node_binary(), os.path.abspath(BUNDLE), "driver", "--backend", a.backend]
+    try:
+        cmd = [node_binary(), os.path.abspath(BUNDLE), "driver", "--backend", a.backend]
+    except RuntimeError as e:
+        fail(str(e))
     if a.config:
         cmd += ["--config", a.config]
     if a.preset:

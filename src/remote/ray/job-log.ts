@@ -21,10 +21,10 @@ export type JobEvent =
 export const marker = (e: JobEvent) => `${MARK}${JSON.stringify(e)}`;
 
 /** The report as marker lines: gzipped JSON in base64, cut into chunks. */
-export function reportMarkers(report: RunReport): string[] {
+export function reportMarkers(report: RunReport, chunk = CHUNK): string[] {
   const b64 = toBase64(gzipSync(strToU8(JSON.stringify(report))));
-  const n = Math.max(1, Math.ceil(b64.length / CHUNK));
-  return Array.from({ length: n }, (_, i) => marker({ t: "report", i, n, data: b64.slice(i * CHUNK, (i + 1) * CHUNK) }));
+  const n = Math.max(1, Math.ceil(b64.length / chunk));
+  return Array.from({ length: n }, (_, i) => marker({ t: "report", i, n, data: b64.slice(i * chunk, (i + 1) * chunk) }));
 }
 
 export interface JobLog {
