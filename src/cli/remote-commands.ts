@@ -22,7 +22,7 @@ export interface CliHelpers {
   usageError: (message: string) => never;
 }
 
-const DEFAULT_ORIGINS = ["http://127.0.0.1:5178", "http://localhost:5178"]; // the app under `npm start`
+export const DEFAULT_ORIGINS = ["http://127.0.0.1:5178", "http://localhost:5178"]; // the app under `npm start`
 
 export function registerRemoteCommands(program: Command, { integer, collect, usageError }: CliHelpers): void {
   program
