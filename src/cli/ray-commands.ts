@@ -11,6 +11,8 @@ import { submitRun } from "../remote/ray/submit";
 import { configFromOptions, type ConfigOptions } from "./config-options";
 import type { CliHelpers } from "./remote-commands";
 import { formatReport } from "./report-text";
+import { registerRelayCommand } from "./relay-command";
+import { registerScopeCommands } from "./scope-commands";
 
 const DEFAULT_TOKEN_ENV = "COLLAPSE_LAB_RAY_TOKEN";
 
@@ -202,4 +204,7 @@ export function registerRayCommands(program: Command, helpers: CliHelpers): void
       fetchReport(await c.logs(job), opts.out, !!opts.quiet);
     }),
   );
+
+  registerRelayCommand(ray, helpers);
+  registerScopeCommands(ray, helpers);
 }

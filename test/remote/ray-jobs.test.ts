@@ -108,9 +108,9 @@ describe("the Jobs API client against misbehaving servers", () => {
   });
 
   it("names each failure, and never repeats the token", async () => {
-    const err = await c()
+    const err = (await c()
       .info("secret")
-      .catch((e: unknown) => e as RayJobsError);
+      .catch((e: unknown) => e)) as RayJobsError;
     expect(err).toBeInstanceOf(RayJobsError);
     expect(err.kind).toBe("unauthorised");
     expect(err.message).not.toContain(TOKEN);

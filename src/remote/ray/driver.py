@@ -43,8 +43,13 @@ def node_binary():
     return node
 
 
-def tail(text, n=1500):
-    text = text.strip()
+def last_words(text, n=1500):
+    """What a crashed Node said that matters: V8's fatal error or our own message, else its last lines."""
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    for l in lines:
+        if "FATAL ERROR" in l or l.startswith("collapse-lab: "):
+            return l.strip()[:n]
+    text = "\n".join(lines)
     return text if len(text) <= n else "..." + text[-n:]
 
 
@@ -63,7 +68,7 @@ def run_task(payload, backend, heap_mb, label):
         err = p.stderr.decode("utf-8", "replace")
         if p.returncode != 0:
             how = f"was killed by signal {-p.returncode}" if p.returncode < 0 else f"exited with code {p.returncode}"
-            raise RuntimeError(f"the task {label} crashed: node {how}: {tail(err) or '(it printed nothing)'}")
+            raise RuntimeError(f"the task {label} crashed: node {how}: {last_words(err) or '(it printed nothing)'}")
         if err.strip():
             sys.stderr.write(err)
         with open(out, "rb") as f:

@@ -10,6 +10,8 @@ import type { UnitProgress } from "../../experiment/runner";
 
 export const MARK = "@@collapse-lab ";
 const CHUNK = 48_000; // base64 characters per report line
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;]*m/g;
 
 export type JobEvent =
   | { t: "start"; preset?: string; backend: string; seeds: number; conditions: string[]; tasks?: number }
@@ -47,7 +49,8 @@ export function readJobLog(log: string): JobLog & { chunks: Map<number, string> 
   for (const line of log.split(/\r?\n/)) {
     const at = line.indexOf(MARK);
     if (at < 0) {
-      if (line.trim()) out.text.push(line);
+      const plain = line.replace(ANSI, ""); // Ray colours the prefixes of its tasks' lines
+      if (plain.trim()) out.text.push(plain);
       continue;
     }
     let e: JobEvent;
