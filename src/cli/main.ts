@@ -4,13 +4,13 @@ import { createBackend } from "../engine/backends";
 import { parameterCount } from "../engine/config";
 import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../demo/pattern-task";
 import { throttle } from "../service/throttle";
-import { fixed, pct, seconds, table } from "./format";
+import { fixed, pct, seconds } from "./format";
 import { availableParallelism } from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { applySet, ConfigError, validateConfig } from "../experiment/config";
 import { PRESETS, presetConfig } from "../experiment/presets";
-import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
+import { benchmarkFor } from "../benchmarks/registry";
 import { modelConfig, modelOptions } from "../experiment/pretrain";
 import { microBenchmark } from "../engine/micro-benchmark";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
@@ -19,9 +19,10 @@ import { InlineExecutor, type Executor } from "../experiment/tasks";
 import { NodeWorkerExecutor } from "../experiment/node-executor";
 import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, storeSize } from "../experiment/node-store";
 import { jobKey } from "../experiment/store";
-import type { Summary } from "../experiment/stats";
 import { vsParseJson } from "../lm/vs-parse";
-import { promptRemoteKeys, registerRemoteCommands, remoteLines } from "./remote-commands";
+import { promptRemoteKeys, registerRemoteCommands } from "./remote-commands";
+import { formatReport } from "./report-text";
+import { registerRayCommands } from "./ray-commands";
 import { encodePolicies } from "../experiment/policies";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId } from "../experiment/config";
@@ -225,87 +226,11 @@ program
   });
 
 registerRemoteCommands(program, { integer, collect, usageError });
+registerRayCommands(program, { integer, collect, usageError });
 
 function usageError(message: string): never {
   process.stderr.write(`collapse-lab: ${message}\n`);
   process.exit(USAGE_ERROR);
-}
-
-const ci = (s: Summary, asPct: boolean) => {
-  const f = (x: number) => (asPct ? (100 * x).toFixed(1) : x.toFixed(2));
-  return s.n > 1 ? `${f(s.mean)} [${f(s.lo)}, ${f(s.hi)}]` : f(s.mean);
-};
-
-export function formatReport(r: RunReport): string {
-  const rows = [["condition", "train-sim success %", "held-out success %", "human success %", "policy entropy"]];
-  for (const c of r.conditions) {
-    rows.push([c.id, ci(c.summary.trainSuccess, true), ci(c.summary.heldoutSuccess, true), ci(c.summary.humanSuccess, true), ci(c.summary.policyEntropy, false)]);
-  }
-  const lines = [
-    `${r.world.benchmark} — ${r.config.seeds} seed(s), γ = ${r.config.simulator.gamma}, ${r.config.seeds > 1 ? "mean [95% Student-t interval over seeds, cut at each metric's range]" : "one seed: means, no interval"}`,
-    table(rows),
-  ];
-  const diffs = r.comparisons;
-  if (diffs.length && r.config.seeds > 1) {
-    lines.push("", "paired differences vs single (95% Student-t interval over seeds; success in points, entropy in nats)");
-    lines.push(
-      table([
-        ["comparison", "held-out", "humans", "policy entropy"],
-        ...[...new Set(diffs.map((d) => d.a))].map((a) => {
-          const f = (m: string, scale: number, digits: number) => {
-            const d = diffs.find((x) => x.a === a && x.metric === m)?.difference;
-            return d ? `${(scale * d.mean).toFixed(digits)} [${(scale * d.lo).toFixed(digits)}, ${(scale * d.hi).toFixed(digits)}]${d.excludesZero ? " *" : ""}` : "–";
-          };
-          return [`${a} − single`, f("heldoutSuccess", 100, 1), f("humanSuccess", 100, 1), f("policyEntropy", 1, 2)];
-        }),
-      ]),
-      "* the interval excludes 0. The paper's diversity claim: vs, cotrain and population keep a higher policy entropy than single; ensemble's is reported, not claimed.",
-    );
-  }
-  const onPolicy = r.conditions.flatMap((c) => {
-    const kls = c.seeds.map((s) => s.referenceKLOnPolicy).filter((x): x is number => typeof x === "number");
-    return kls.length ? [`${c.id} ${(kls.reduce((a, b) => a + b, 0) / kls.length).toFixed(3)}`] : [];
-  });
-  if (onPolicy.length) lines.push("", `KL(Bayes ‖ reference) on the states each policy reaches with humans (nats, mean over seeds): ${onPolicy.join(", ")}`);
-  const d = r.simulators[0];
-  if (d) {
-    lines.push("", `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats over the states of the base policy's dialogues with humans; human modes ${d.humanModes}`);
-    const a = d.adaptiveProbe;
-    if (a) {
-      const agent = benchmarkModule(r.config.benchmark).roles.agent.toLowerCase();
-      lines.push(
-        `reference where an adaptive ${agent} goes (${a.persuader}): KL(Bayes ‖ reference) ${a.klTalk.toFixed(3)} nats on talk turns${a.klDecision !== null ? `, ${a.klDecision.toFixed(3)} on the decision` : ""}; ` +
-          `it wins ${(100 * a.humanSuccess).toFixed(1)} % with humans, ${(100 * a.referenceSuccess).toFixed(1)} % against the reference (VS can only teach adapting as far as these agree)`,
-      );
-    }
-    lines.push(
-      table([
-        ["simulator", "true γ", "γ (MLE)", "SCOPE γ (mean)", "mode coverage %"],
-        ...d.simulators.map((s) => [
-          s.name,
-          s.trueGamma === null ? "–" : s.trueGamma.toFixed(1),
-          s.gammaMLE ? `${s.gammaMLE.gamma.toFixed(2)} ± ${s.gammaMLE.se.toFixed(2)}` : "–",
-          s.scope ? s.scope.mean.toFixed(2) : "–",
-          (100 * s.modeCoverage).toFixed(0),
-        ]),
-        ...d.unions.map((u) => [`∪ ${u.name}`, "", "", "", (100 * u.coverage).toFixed(0)]),
-      ]),
-    );
-    for (const s of d.simulators) for (const why of s.unavailable ?? []) lines.push(`  – ${s.name}: ${why}`);
-  }
-  for (const e of r.diagnosticsErrors ?? []) lines.push("", `the simulator diagnostics of seed ${e.seed} failed: ${e.message} (every condition's results above are kept)`);
-  const refs = r.world.referenceLines ?? [];
-  if (refs.length) {
-    lines.push("", "reference agents with humans (exact where the world allows):");
-    for (const l of refs) lines.push(`  ${l.label}: ${(100 * l.humanSuccess).toFixed(1)} % — ${l.description}`);
-  }
-  lines.push(...remoteLines(r));
-  lines.push("", `calibration against ${r.calibration.source}`);
-  lines.push(table([["statistic", "real", "fitted", "tolerance"], ...r.calibration.rows.map((c) => [c.name, c.real.toFixed(3), c.fitted.toFixed(3), `±${c.tolerance}`])]));
-  const st = r.store;
-  const from = st ? (st.location ? `: ${st.loaded} of ${st.loaded + st.trained} models from the store` : ": every model live") : "";
-  lines.push("", `wall time ${seconds(r.timing.totalMs)} (pretraining ${seconds(r.timing.pretrainMs)}${from}, training + evaluation ${seconds(r.timing.trainMs)})`);
-  return lines.join("\n");
 }
 
 try {
