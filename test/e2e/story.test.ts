@@ -127,6 +127,7 @@ describe("layout", () => {
       runs: '[data-testid="recordings-table"]',
       lm: '[data-testid="lm-page"]',
       play: '[data-testid="play-start"], [data-testid="play-unavailable"]',
+      remote: '[data-testid="remote-page"]',
     };
     const { page, errors } = await open("./");
     const wide: string[] = [];

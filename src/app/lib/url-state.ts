@@ -10,7 +10,7 @@ export const URL_VERSION = 1;
 export const DEFAULT_PRESET = "persuasion-paper";
 export const BACKEND_CHOICES = ["auto", "webgpu", "wasm"] as const;
 export type BackendChoice = (typeof BACKEND_CHOICES)[number];
-export const PAGES = ["experiment", "simulators", "dialogues", "runs", "lm", "play"] as const;
+export const PAGES = ["experiment", "simulators", "dialogues", "runs", "lm", "play", "remote"] as const;
 export type Page = (typeof PAGES)[number];
 
 export interface UrlState {
