@@ -4,41 +4,17 @@
 import { writeFileSync } from "node:fs";
 import { Option, type Command } from "commander";
 import { parseReport } from "../experiment/report-schema";
-import { isTerminal, RayJobsClient, RayJobsError, type RayJobInfo } from "../remote/ray/jobs";
+import { isTerminal, RayJobsError, type RayJobsClient, type RayJobInfo } from "../remote/ray/jobs";
 import { JobReportError, readJobLog, reportFromLog } from "../remote/ray/job-log";
-import { plainFetch } from "../remote/ray/node-http";
 import { submitRun } from "../remote/ray/submit";
 import { configFromOptions, type ConfigOptions } from "./config-options";
 import type { CliHelpers } from "./remote-commands";
 import { formatReport } from "./report-text";
+import { addConnection, client, type Connection } from "./ray-connection";
 import { registerRelayCommand } from "./relay-command";
 import { registerScopeCommands } from "./scope-commands";
 
-const DEFAULT_TOKEN_ENV = "COLLAPSE_LAB_RAY_TOKEN";
-
-interface Connection {
-  address?: string;
-  tokenEnv: string;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function addConnection(cmd: Command): Command {
-  return cmd
-    .option("--address <url>", "the Ray dashboard, e.g. http://HEAD:8265 (default: $RAY_API_SERVER_ADDRESS, then $RAY_ADDRESS when it is http)")
-    .option("--token-env <name>", "the environment variable holding the cluster's token, sent as a Bearer token", DEFAULT_TOKEN_ENV);
-}
-
-function client(opts: Connection, usageError: (m: string) => never): RayJobsClient {
-  const fromEnv = [process.env.RAY_API_SERVER_ADDRESS, process.env.RAY_ADDRESS].find((a) => a && /^https?:\/\//.test(a));
-  const address = opts.address ?? fromEnv;
-  if (!address) usageError("give the Ray dashboard's address: --address http://HEAD:8265 (or set RAY_API_SERVER_ADDRESS)");
-  try {
-    return new RayJobsClient(address, { token: process.env[opts.tokenEnv], fetch: plainFetch });
-  } catch (e) {
-    usageError((e as Error).message);
-  }
-}
 
 function describe(info: RayJobInfo, log?: string): string {
   const lines = [`${info.submission_id}: ${info.status}`];

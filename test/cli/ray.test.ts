@@ -150,6 +150,37 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
     JOB_MS,
   );
 
+  it(
+    "submits SCOPE's entrypoint as built, and reads SCOPE's metrics from a job's log",
+    async () => {
+      const args = ["ray", "scope-command", "--condition", "vs", "--preset", "persuasion-paper"];
+      const printed = await runCli(args);
+      expect(printed.code, printed.stderr).toBe(0);
+      const sub = await runCli([...args, "--submit", ...at()]);
+      expect(sub.code, sub.stderr).toBe(0);
+      const id = sub.stdout.trim();
+      // SCOPE is not installed on this head: the job runs its entrypoint, which fails
+      const info = await until(id, (i) => isTerminal(i.status));
+      expect(info.entrypoint).toBe(printed.stdout.trim());
+      expect(info.status).toBe("FAILED");
+
+      // a job that logs metrics as SCOPE does, among other lines
+      const lines = ['{"step": 1, "data": {"rollout/raw_reward": 0.25}}', "some other line", '{"step": 2, "data": {"rollout/raw_reward": 0.5}}', "{broken"];
+      const script = `import json\nfor l in ${JSON.stringify(lines)}: print(l, flush=True)`;
+      const logId = await ray.submit({ entrypoint: `python -c '${script.replace(/'/g, "'\\''")}'` });
+      expect((await until(logId, (i) => isTerminal(i.status))).status).toBe("SUCCEEDED");
+      const m = await runCli(["ray", "scope-metrics", "--job", logId, ...at(), "--curves", "--json"]);
+      expect(m.code, m.stderr).toBe(0);
+      const read = JSON.parse(m.stdout) as { series: Record<string, { step: number; value: number }[]>; malformed: number };
+      expect(read.series.reward).toEqual([
+        { step: 1, value: 0.25 },
+        { step: 2, value: 0.5 },
+      ]);
+      expect(read.malformed).toBe(1);
+    },
+    JOB_MS,
+  );
+
   it("refuses bad input before anything reaches the cluster", async () => {
     const noAddr = await runCli(["ray", "status", "x"]);
     expect(noAddr.code).toBe(2);
