@@ -30,6 +30,7 @@ describe("a job's snapshot", () => {
     expect(s.lines).toEqual(["collapse-lab on Ray: persuasion-smoke", "(run_task pid=41) unit single seed 0: step 2 of 4"]);
     expect(s.lines.join("\n")).not.toContain("@@collapse-lab");
     expect(s.phase).toBe("train 2/7 (single seed 0)");
+    expect(s.training).toEqual(["single seed 0: step 0 of 4", "vs seed 0: step 0 of 4"]); // the retried task's latest report counts
     expect(Object.keys(s.curves).sort()).toEqual(["single:0", "vs:0"]);
     expect(s.curves["single:0"].map((p) => p.step)).toEqual([0, 2]);
     expect(s.report).toBeNull();

@@ -106,6 +106,8 @@ export interface JobSnapshot {
   curves: Record<string, CurvePoint[]>;
   /** The latest phase, e.g. "train 3/7 (single seed 0)". */
   phase: string | null;
+  /** The units training now, from their own reports, e.g. "single seed 0: step 2 of 4". */
+  training: string[];
   /** Why it failed: the driver's cause, else Ray's message. */
   cause: string | null;
   /** The report, once the job succeeded and its log holds it whole. */
@@ -124,6 +126,10 @@ export function snapshotOf(info: Pick<RelayJobInfo, "status" | "message">, log: 
     // a retried task reports its steps again: keep one point per step, in order
     if (list.length === 0 || list[list.length - 1].step < u.point.step) list.push(u.point);
   }
+  // each unit's latest step (the driver's phase lines come as tasks finish; the units report as they train)
+  const latest = new Map<string, { step: number; steps: number }>();
+  for (const u of r.units) latest.set(`${u.condition} seed ${u.seed}`, { step: u.step, steps: u.steps });
+  const training = [...latest].filter(([, u]) => u.step < u.steps).map(([key, u]) => `${key}: step ${u.step} of ${u.steps}`);
   const last = r.phases.at(-1);
   let report: RunReport | null = null;
   let reportError: string | null = null;
@@ -142,6 +148,7 @@ export function snapshotOf(info: Pick<RelayJobInfo, "status" | "message">, log: 
     lineCount: r.text.length,
     curves,
     phase: last ? `${last.phase} ${last.done}/${last.total}${last.detail ? ` (${last.detail})` : ""}` : null,
+    training: TERMINAL.includes(info.status) ? [] : training,
     cause: r.error ?? rayMessage,
     report,
     reportError,
