@@ -1,6 +1,6 @@
 // The collapse-lab command line. Bad flags print one clear line and exit with code 2.
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { createBackend } from "../engine/backends";
+import { createNodeBackend } from "../engine/node-webgpu";
 import { parameterCount } from "../engine/config";
 import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../demo/pattern-task";
 import { throttle } from "../service/throttle";
@@ -35,7 +35,7 @@ interface RunOptions {
   seeds?: number;
   seedBase?: number;
   set: string[];
-  backend: "wasm" | "cpu";
+  backend: "wasm" | "webgpu" | "cpu";
   parallel?: number;
   out?: string;
   policies?: string; // a folder for the trained policies
@@ -62,12 +62,12 @@ const program = new Command()
 program
   .command("demo")
   .description("train a small policy with GRPO, from a random start and a reward only, to emit a cue-dependent 4-token pattern")
-  .addOption(new Option("--backend <name>", "engine backend (webgpu runs in the browser app)").choices(["wasm", "cpu"]).default("wasm"))
+  .addOption(new Option("--backend <name>", "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)").choices(["wasm", "webgpu", "cpu"]).default("wasm"))
   .option("--seed <n>", "random seed", integer(0), DEFAULT_PATTERN_TASK.seed)
   .option("--steps <n>", "GRPO updates", integer(1), DEFAULT_PATTERN_TASK.steps)
   .option("--json", "print the result as JSON instead of text")
-  .action(async (opts: { backend: "wasm" | "cpu"; seed: number; steps: number; json?: boolean }) => {
-    const { backend, info } = await createBackend(opts.backend);
+  .action(async (opts: { backend: "wasm" | "webgpu" | "cpu"; seed: number; steps: number; json?: boolean }) => {
+    const { backend, info } = await createNodeBackend(opts.backend);
     const cfg = { ...DEFAULT_PATTERN_TASK, seed: opts.seed, steps: opts.steps };
     const log = (s: string) => (opts.json ? process.stderr : process.stdout).write(s + "\n");
     log(`collapse-lab demo: GRPO on the pattern task — backend ${info.name}, seed ${cfg.seed}, ${cfg.steps} steps`);
@@ -102,7 +102,7 @@ program
   .option("--seeds <n>", "number of seeds", integer(1))
   .option("--seed-base <s>", "first seed", integer(0))
   .option("--set <path=value>", "override a config value, e.g. --set simulator.gamma=1 (repeatable)", collect, [] as string[])
-  .addOption(new Option("--backend <name>", "engine backend").choices(["wasm", "cpu"]).default("wasm"))
+  .addOption(new Option("--backend <name>", "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)").choices(["wasm", "webgpu", "cpu"]).default("wasm"))
   .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
   .option("--out <file>", "write the RunReport JSON here")
   .option("--policies <dir>", "write every condition × seed's trained policy into this folder (the Play page's policies of a recording)")
@@ -138,7 +138,7 @@ program
     }
     if (opts.apiKeyPrompt) await promptRemoteKeys(config); // before the workers start: they inherit the keys
     const parallel = opts.parallel ?? config.parallel ?? Math.min(availableParallelism(), 8);
-    const executor: Executor = parallel > 1 ? new NodeWorkerExecutor(parallel, opts.backend) : new InlineExecutor((await createBackend(opts.backend)).backend);
+    const executor: Executor = parallel > 1 ? new NodeWorkerExecutor(parallel, opts.backend) : new InlineExecutor((await createNodeBackend(opts.backend)).backend);
     const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
     log(`collapse-lab run: ${opts.preset}, ${config.seeds} seed(s) from ${config.seedBase}, conditions ${config.conditions.join(" ")}, backend ${opts.backend}, ${parallel} worker(s)`);
     if (!opts.store) log("pretraining: every model live (--no-store)");
@@ -149,7 +149,7 @@ program
     }, 1000);
     // this machine's speed on the run's simulator model, so the app can scale the wall time to its own
     const bench = benchmarkFor(config);
-    const speed = await microBenchmark((await createBackend(opts.backend)).backend, modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity);
+    const speed = await microBenchmark((await createNodeBackend(opts.backend)).backend, modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity);
     let report: RunReport;
     const policies: { condition: ConditionId; seed: number; checkpoint: Checkpoint }[] = [];
     try {

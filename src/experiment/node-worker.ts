@@ -1,6 +1,6 @@
 // A worker_threads worker of NodeWorkerExecutor: one engine backend, tasks one at a time.
 import { parentPort, workerData } from "node:worker_threads";
-import { createBackend } from "../engine/backends";
+import { createNodeBackend } from "../engine/node-webgpu";
 import type { BackendName } from "../engine/backend";
 import { type DecodingMode, setDecoding } from "../benchmarks/encode";
 import { executeTask, type Task } from "./tasks";
@@ -8,7 +8,8 @@ import { executeTask, type Task } from "./tasks";
 const port = parentPort!;
 const data = workerData as { backend: BackendName; decoding?: DecodingMode };
 if (data.decoding) setDecoding(data.decoding);
-const ready = createBackend(data.backend);
+const ready = createNodeBackend(data.backend); // webgpu runs on Dawn here too
+ready.catch(() => {}); // a backend that cannot start fails each task with its reason, not the thread
 
 port.on("message", async (task: Task) => {
   try {

@@ -1,5 +1,6 @@
 // The real command for the CLI tests: `node bin/collapse-lab.mjs …` from the project root, with
-// colours off, a time limit that kills it and says which command hung, and optional stdin.
+// colours off, a time limit that kills it and says which command hung, optional stdin and extra
+// environment variables.
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 
@@ -11,10 +12,10 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], opts: { timeoutMs?: number; stdin?: string } = {}): Promise<CliResult> {
+export function runCli(args: string[], opts: { timeoutMs?: number; stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   const timeoutMs = opts.timeoutMs ?? 180_000;
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["bin/collapse-lab.mjs", ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } });
+    const child = spawn(process.execPath, ["bin/collapse-lab.mjs", ...args], { cwd: ROOT, env: { ...process.env, ...opts.env, NO_COLOR: "1", FORCE_COLOR: "0" } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (b) => (stdout += b));
