@@ -84,23 +84,30 @@ export function registerRayCommands(program: Command, helpers: CliHelpers): void
       .option("--task-gpus <n>", "GPUs per task (default: 1 with --backend webgpu, else 0)", Number)
       .option("--task-heap-mb <n>", "Node's heap limit in each task, MB (default: Node's own)", integer(16))
       .option("--python <cmd>", "the Python with Ray on the head, that runs the job's entrypoint", "python")
+      .option("--env <NAME=value>", "an environment variable for the job's driver and tasks (repeatable), e.g. VK_ICD_FILENAMES=…", collect, [] as string[])
       .option("--follow", "print the job's log until it ends, then its table (and --out)")
       .option("--out <file>", "with --follow: write the RunReport JSON here"),
   ).action(
     (
       opts: ConfigOptions &
-        Connection & { backend: "wasm" | "webgpu" | "cpu"; store: boolean; taskCpus: number; taskGpus?: number; taskHeapMb?: number; python: string; follow?: boolean; out?: string },
+        Connection & { backend: "wasm" | "webgpu" | "cpu"; store: boolean; taskCpus: number; taskGpus?: number; taskHeapMb?: number; python: string; env: string[]; follow?: boolean; out?: string },
     ) =>
       guard(async () => {
         const config = configFromOptions(opts, usageError);
         if (!(opts.taskCpus > 0)) usageError("--task-cpus must be a number > 0");
         if (opts.taskGpus !== undefined && !(opts.taskGpus >= 0)) usageError("--task-gpus must be a number ≥ 0");
         if (opts.out && !opts.follow) usageError("--out needs --follow (or fetch the report later: collapse-lab ray fetch JOB --out FILE)");
+        const env: Record<string, string> = {};
+        for (const kv of opts.env) {
+          const eq = kv.indexOf("=");
+          if (eq <= 0) usageError(`--env ${JSON.stringify(kv)}: expected NAME=value`);
+          env[kv.slice(0, eq)] = kv.slice(eq + 1);
+        }
         const c = client(opts, usageError);
         const version = await c.version();
         const { id } = await submitRun(
           c,
-          { config, backend: opts.backend, preset: opts.preset, store: opts.store, taskCpus: opts.taskCpus, taskGpus: opts.taskGpus, taskHeapMb: opts.taskHeapMb, python: opts.python },
+          { config, backend: opts.backend, preset: opts.preset, store: opts.store, taskCpus: opts.taskCpus, taskGpus: opts.taskGpus, taskHeapMb: opts.taskHeapMb, python: opts.python, env },
           (m) => process.stderr.write(`${m}\n`),
         );
         process.stderr.write(`submitted to Ray ${version} at ${c.address}: follow it with collapse-lab ray logs ${id} --follow\n`);

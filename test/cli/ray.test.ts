@@ -16,6 +16,7 @@ import { buildJobPackage } from "../../src/remote/ray/bundle";
 import { runSubmission } from "../../src/remote/ray/submit";
 import { validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
+import { SWIFTSHADER_ICD } from "../../src/engine/node-webgpu";
 
 const JOB_MS = 420_000; // a smoke run on a busy 2-core machine, with Ray's own start-up
 
@@ -84,6 +85,46 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
       const fetched = await runCli(["ray", "fetch", id, ...at(), "--out", join(dir, "fetched.json"), "--quiet"]);
       expect(fetched.code, fetched.stderr).toBe(0);
       expect(parseReport(readFileSync(join(dir, "fetched.json"), "utf8"))).toEqual(b);
+    },
+    2 * JOB_MS,
+  );
+
+  it(
+    "a webgpu job runs its tasks on Dawn (here SwiftShader, on a node without a GPU) with the numbers of a local webgpu run",
+    async () => {
+      const tiny = [
+        "--preset",
+        "persuasion-smoke",
+        "--no-store",
+        "--set",
+        'conditions=["base","single"]',
+        "--set",
+        'panel=[{"name":"family-a","gamma":4,"corpusScale":1,"seedOffset":101}]',
+        "--set",
+        "eval.diagnosticSeeds=0",
+        "--set",
+        "simulator.pretrain.steps=30",
+        "--set",
+        "policy.pretrain.steps=10",
+        "--set",
+        "rl.steps=2",
+      ];
+      const icd = { VK_ICD_FILENAMES: SWIFTSHADER_ICD };
+      const local = await runCli(["run", ...tiny, "--backend", "webgpu", "--quiet", "--out", join(dir, "local-webgpu.json")], { timeoutMs: JOB_MS, env: icd });
+      expect(local.code, local.stderr).toBe(0);
+      // the head has no GPU: the tasks ask for none and find SwiftShader through the job's environment
+      const sub = await runCli(
+        ["ray", "submit", ...at(), ...tiny, "--backend", "webgpu", "--task-gpus", "0", "--env", `VK_ICD_FILENAMES=${SWIFTSHADER_ICD}`, "--follow", "--out", join(dir, "ray-webgpu.json")],
+        {
+          timeoutMs: JOB_MS,
+        },
+      );
+      expect(sub.code, sub.stderr + sub.stdout).toBe(0);
+      expect(sub.stderr).toContain("Dawn for linux-x64");
+      const a = parseReport(readFileSync(join(dir, "local-webgpu.json"), "utf8"));
+      const b = parseReport(readFileSync(join(dir, "ray-webgpu.json"), "utf8"));
+      expect(b.env.backend).toBe("webgpu");
+      expect(numbers(b)).toEqual(numbers(a));
     },
     2 * JOB_MS,
   );

@@ -1,7 +1,8 @@
 // The working directory of a collapse-lab Ray job, as the zip Ray's runtime_env takes: the Node
-// code as one bundled file (collapse-lab-ray.mjs: the engine, the benchmarks and the experiment,
-// with no node_modules), driver.py, and the store of pretrained models. The zip's bytes depend
-// only on its contents, so its name (a hash of them) says whether the cluster already has it.
+// code as one bundled file (collapse-lab-ray.mjs: the engine, the benchmarks and the experiment),
+// driver.py, the store of pretrained models and, for WebGPU jobs, Dawn (the `webgpu` package's
+// native addon for linux-x64, which cannot be bundled). The zip's bytes depend only on its
+// contents, so its name (a hash of them) says whether the cluster already has it.
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -31,14 +32,18 @@ export async function bundleNodeEntry(): Promise<Uint8Array> {
     write: false,
     logLevel: "silent",
     legalComments: "none",
+    external: ["webgpu"], // a native addon: shipped beside the bundle in node_modules/ when a job needs it
     // CommonJS dependencies call require(); an ES module has none of its own
     banner: { js: 'import { createRequire as __collapseLabRequire } from "node:module"; const require = __collapseLabRequire(import.meta.url);' },
   });
   return out.outputFiles[0].contents;
 }
 
-/** The job's working directory as a zip; `store: false` leaves the pretrained models out. */
-export async function buildJobPackage(opts: { store?: boolean; storeDir?: string } = {}): Promise<JobPackage> {
+const WEBGPU_DIR = fileURLToPath(new URL("../../../node_modules/webgpu/", import.meta.url));
+const DAWN_PLATFORM = "linux-x64"; // the nodes of the clusters this is for
+
+/** The job's working directory as a zip; `store: false` leaves the pretrained models out, `webgpu: true` adds Dawn. */
+export async function buildJobPackage(opts: { store?: boolean; storeDir?: string; webgpu?: boolean } = {}): Promise<JobPackage> {
   const files: Zippable = {
     "collapse-lab-ray.mjs": [await bundleNodeEntry(), { mtime: FIXED_TIME }],
     "driver.py": [readFileSync(join(HERE, "driver.py")), { mtime: FIXED_TIME }],
@@ -46,6 +51,12 @@ export async function buildJobPackage(opts: { store?: boolean; storeDir?: string
   const storeDir = opts.storeDir ?? STORE_DIR;
   if (opts.store !== false && existsSync(join(storeDir, "index.json"))) {
     for (const f of readdirSync(storeDir).sort()) files[`pretrained/${f}`] = [readFileSync(join(storeDir, f)), { mtime: FIXED_TIME, level: 0 }];
+  }
+  if (opts.webgpu) {
+    const dist = join(WEBGPU_DIR, "dist", DAWN_PLATFORM);
+    if (!existsSync(join(dist, "dawn.node"))) throw new Error(`a WebGPU job needs Dawn for ${DAWN_PLATFORM} (${dist}/dawn.node), which this checkout lacks: run npm ci`);
+    for (const f of ["package.json", "index.js"]) files[`node_modules/webgpu/${f}`] = [readFileSync(join(WEBGPU_DIR, f)), { mtime: FIXED_TIME }];
+    for (const f of readdirSync(dist).sort()) files[`node_modules/webgpu/dist/${DAWN_PLATFORM}/${f}`] = [readFileSync(join(dist, f)), { mtime: FIXED_TIME }];
   }
   const zip = zipSync(files, { mtime: FIXED_TIME });
   const name = `_ray_pkg_${createHash("sha256").update(zip).digest("hex").slice(0, 32)}.zip`;

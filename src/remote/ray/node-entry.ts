@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import { benchmarkFor } from "../../benchmarks/registry";
 import { formatReport } from "../../cli/report-text";
 import type { BackendName } from "../../engine/backend";
-import { createBackend } from "../../engine/backends";
+import { createNodeBackend } from "../../engine/node-webgpu";
 import { microBenchmark } from "../../engine/micro-benchmark";
 import { ConfigError, validateConfig } from "../../experiment/config";
 import { runExperiment, type ExperimentProgress } from "../../experiment/experiment";
@@ -38,10 +38,9 @@ function backendOf(name: string | undefined): BackendName {
   throw new Error(`--backend must be wasm, webgpu or cpu, not ${JSON.stringify(name)}`);
 }
 
+/** The backend asked for, or an error saying why it cannot start here (never another backend). */
 async function startBackend(name: BackendName) {
-  const { backend, info } = await createBackend(name);
-  if (info.name !== name) throw new Error(`the ${name} backend cannot start on this node (${info.fallbackReason ?? "no reason given"}); its numbers would be ${info.name}'s`);
-  return backend;
+  return (await createNodeBackend(name)).backend;
 }
 
 async function driver(args: string[]): Promise<void> {
@@ -64,8 +63,12 @@ async function driver(args: string[]): Promise<void> {
   const storeDir = join(HERE, "pretrained");
   const store = !values["no-store"] && existsSync(join(storeDir, "index.json")) ? nodeStore(storeDir) : undefined;
   if (!store) say("pretraining: every model live (no store in the job)");
+  // the head's speed on the simulator model, for the app's time estimates; the head may lack a GPU
   const bench = benchmarkFor(config);
-  const speed = await microBenchmark(await startBackend(backendName), modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity);
+  const speed = await startBackend(backendName).then(
+    (b) => microBenchmark(b, modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity),
+    (e: Error) => void say(`no micro-benchmark on the head: ${e.message}`),
+  );
   const progress = throttle((p: ExperimentProgress) => {
     const detail = p.phase === "train" ? `${p.unit.condition} seed ${p.unit.seed}` : p.detail;
     say(`${p.phase.padEnd(8)} ${p.done}/${p.total} · ${detail}`);

@@ -16,6 +16,7 @@ export interface RunJobOptions {
   taskGpus?: number; // GPUs per task (default: 1 on webgpu, else 0)
   taskHeapMb?: number; // Node's heap limit in each task (default: Node's own)
   python?: string; // the head's Python with Ray (default `python`, as in Ray's docs)
+  env?: Record<string, string>; // more environment for the driver and every task (e.g. VK_ICD_FILENAMES)
   submissionId?: string;
 }
 
@@ -34,6 +35,7 @@ export function runSubmission(opts: RunJobOptions, workingDir: string): RayJobSu
   if (opts.taskGpus !== undefined) args.push("--task-gpus", String(opts.taskGpus));
   if (opts.taskHeapMb) args.push("--task-heap-mb", String(opts.taskHeapMb));
   const id = opts.submissionId ?? `collapse-lab-${opts.preset ?? "run"}-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, "")}-${randomBytes(3).toString("hex")}`;
+  for (const name of Object.keys(opts.env ?? {})) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new RayJobsError("refused", `--env ${JSON.stringify(name)}: not an environment variable's name`);
   if (!ENTRY_ID.test(id)) throw new RayJobsError("refused", `submission id ${JSON.stringify(id)}: use letters, digits, ".", "_" and "-" only`);
   return {
     entrypoint: args.join(" "),
@@ -41,7 +43,7 @@ export function runSubmission(opts: RunJobOptions, workingDir: string): RayJobSu
     runtime_env: {
       working_dir: workingDir,
       // the Node driver reads the config from here; Ray would fold repeated task lines into one
-      env_vars: { COLLAPSE_LAB_CONFIG: JSON.stringify(config), RAY_DEDUP_LOGS: "0" },
+      env_vars: { ...opts.env, COLLAPSE_LAB_CONFIG: JSON.stringify(config), RAY_DEDUP_LOGS: "0" },
     },
     metadata: {
       "collapse-lab": "run",
@@ -55,10 +57,12 @@ export function runSubmission(opts: RunJobOptions, workingDir: string): RayJobSu
 
 /** Uploads the package (unless the cluster has it) and submits the run; returns the job's id. */
 export async function submitRun(client: RayJobsClient, opts: RunJobOptions, onNote?: (m: string) => void): Promise<{ id: string; pkg: JobPackage; uploaded: boolean }> {
-  const pkg = await buildJobPackage({ store: opts.store });
+  const pkg = await buildJobPackage({ store: opts.store, webgpu: opts.backend === "webgpu" });
   const uploaded = !(await client.hasPackage(pkg.name));
   if (uploaded) {
-    onNote?.(`uploading the job's working directory (${(pkg.zip.length / 1e6).toFixed(1)} MB: the bundled code, driver.py${opts.store === false ? "" : " and the pretrained store"}) as ${pkg.uri}`);
+    onNote?.(
+      `uploading the job's working directory (${(pkg.zip.length / 1e6).toFixed(1)} MB: the bundled code, driver.py${opts.store === false ? "" : ", the pretrained store"}${opts.backend === "webgpu" ? ", Dawn for linux-x64" : ""}) as ${pkg.uri}`,
+    );
     await client.uploadPackage(pkg.name, pkg.zip);
   } else onNote?.(`the cluster already has this working directory (${pkg.uri})`);
   const id = await client.submit(runSubmission(opts, pkg.uri));
