@@ -19,6 +19,14 @@ interface RelayCliOptions {
   quiet?: boolean;
 }
 
+function checkedAddress(raw: string, usageError: (m: string) => never): string {
+  try {
+    return rayAddress(raw);
+  } catch (e) {
+    return usageError(`ray relay: --ray: ${(e as Error).message}`);
+  }
+}
+
 export function registerRelayCommand(ray: Command, { integer, collect, usageError }: CliHelpers): void {
   ray
     .command("relay")
@@ -31,12 +39,7 @@ export function registerRelayCommand(ray: Command, { integer, collect, usageErro
     .option("--quiet", "do not log requests")
     .action(async (opts: RelayCliOptions) => {
       const log = (s: string) => process.stderr.write(`${s}\n`);
-      let address: string;
-      try {
-        address = rayAddress(opts.ray);
-      } catch (e) {
-        usageError((e as Error).message);
-      }
+      const address = checkedAddress(opts.ray, usageError);
       const tokenEnv = opts.tokenEnv ?? DEFAULT_TOKEN_ENV;
       const token = process.env[tokenEnv] || undefined;
       if (opts.tokenEnv && !token) usageError(`ray relay: --token-env ${opts.tokenEnv}: that environment variable is empty or unset`);
