@@ -8,8 +8,7 @@ import { fixed, pct, seconds } from "./format";
 import { availableParallelism } from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { applySet, ConfigError, validateConfig } from "../experiment/config";
-import { PRESETS, presetConfig } from "../experiment/presets";
+import { PRESETS } from "../experiment/presets";
 import { benchmarkFor } from "../benchmarks/registry";
 import { modelConfig, modelOptions } from "../experiment/pretrain";
 import { microBenchmark } from "../engine/micro-benchmark";
@@ -22,6 +21,7 @@ import { jobKey } from "../experiment/store";
 import { vsParseJson } from "../lm/vs-parse";
 import { promptRemoteKeys, registerRemoteCommands } from "./remote-commands";
 import { formatReport } from "./report-text";
+import { configFromOptions } from "./config-options";
 import { registerRayCommands } from "./ray-commands";
 import { encodePolicies } from "../experiment/policies";
 import type { Checkpoint } from "../engine/checkpoint";
@@ -111,22 +111,7 @@ program
   .option("--quiet", "print only the table (and problems with the store)")
   .option("--api-key-prompt", "ask on the terminal for the API key of each remote panel member's server (kept in memory only)")
   .action(async (opts: RunOptions) => {
-    let raw: unknown;
-    try {
-      raw = presetConfig(opts.preset);
-    } catch (e) {
-      usageError((e as Error).message);
-    }
-    const patched = { ...(raw as object) } as Record<string, unknown>;
-    if (opts.seeds !== undefined) patched.seeds = opts.seeds;
-    if (opts.seedBase !== undefined) patched.seedBase = opts.seedBase;
-    let config;
-    try {
-      config = validateConfig(opts.set.reduce(applySet, patched as unknown));
-    } catch (e) {
-      if (e instanceof ConfigError) usageError(e.message);
-      throw e;
-    }
+    const config = configFromOptions(opts, usageError);
     let cache: FileTaskCache | undefined;
     if (opts.resume) {
       try {
