@@ -6,7 +6,7 @@ import svelte from "eslint-plugin-svelte";
 import globals from "globals";
 
 export default ts.config(
-  { ignores: ["dist/", "node_modules/", "public/", "tmp/", ".vitest-attachments/"] },
+  { ignores: ["dist/", "node_modules/", "public/", "tmp/", ".vitest-attachments/", ".ray/", ".real-lm/"] },
   js.configs.recommended,
   ...ts.configs.recommended,
   ...svelte.configs.recommended,
