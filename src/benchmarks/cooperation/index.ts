@@ -1,0 +1,159 @@
+// The Cooperation benchmark as a plug-in (../types.ts' BenchmarkModule): its config sections, world,
+// corpus, calibration against CooperBench, reference agents, probe states and outcomes. Not yet
+// registered (registry.ts): presets, the store and the app come with its pretraining.
+import { z } from "zod";
+import { Rng } from "../../engine/random";
+import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
+import { adaptiveAgent, behaviourAgent, modalScript, soloAgent, type Agent } from "./agents";
+import { createCooperation, playEpisode, type CooperationBenchmark, type Operator } from "./bench";
+import { calibrate } from "./calibration";
+import { DEFAULT_PARAMS, type CooperationParams } from "./population";
+import { CARD_LEN, MAX_CONTEXT, outcomeWords } from "./world";
+
+const MAX_EXCHANGES = (MAX_CONTEXT - CARD_LEN - 2) / 2; // 30: card, <bos>, task and both sides' moves fit the engine's 64 positions
+
+export const CooperationWorldSchema = z.strictObject({
+  maxExchanges: z.number().int().min(3).max(MAX_EXCHANGES), // moves per side (context = 4 + 2 × this)
+  cardInformativeness: z.number().min(0).max(1), // κ: 0 = cards say nothing about the partner's type, 1 = the types' own card probabilities
+  typePrior: z.array(z.number().min(0)).length(DEFAULT_PARAMS.types.length).optional(), // dutiful, silent, ignorer, breaker, passive, deferrer (normalised); default the population's
+  noise: z.number().min(0).max(0.2), // P(a uniformly random partner move of the allowed class): slips
+});
+export type CooperationWorld = z.infer<typeof CooperationWorldSchema>;
+
+export const CooperationCorpusSchema = z.strictObject({
+  dialogues: z.number().int().min(1), // partners of the population with the behaviour agent
+});
+export type CooperationCorpus = z.infer<typeof CooperationCorpusSchema>;
+
+export const DEFAULT_WORLD: CooperationWorld = { maxExchanges: DEFAULT_PARAMS.maxExchanges, cardInformativeness: DEFAULT_PARAMS.cardInformativeness, noise: DEFAULT_PARAMS.noise };
+export const DEFAULT_CORPUS: CooperationCorpus = { dialogues: 20000 };
+
+export function cooperationParams(world: CooperationWorld, prior?: number[]): CooperationParams {
+  const weights = prior ?? world.typePrior;
+  const total = weights?.reduce((a, b) => a + b, 0);
+  if (weights && weights.length !== DEFAULT_PARAMS.types.length) throw new Error(`a type prior needs ${DEFAULT_PARAMS.types.length} weights, got ${weights.length}`);
+  if (weights && !(total! > 0)) throw new Error("a type prior needs some positive weight");
+  return {
+    ...DEFAULT_PARAMS,
+    maxExchanges: world.maxExchanges,
+    cardInformativeness: world.cardInformativeness,
+    noise: world.noise,
+    types: DEFAULT_PARAMS.types.map((t, z) => ({ ...t, prior: weights ? weights[z] / total! : t.prior })),
+  };
+}
+
+const asCooperation = (bench: Benchmark): CooperationBenchmark => {
+  if (bench.id !== "cooperation") throw new Error(`not the cooperation benchmark: ${bench.id}`);
+  return bench as CooperationBenchmark;
+};
+
+export const REFERENCE_EPISODES = 20000; // Monte Carlo episodes per reference agent (standard error ≤ 0.0035)
+const REFERENCE_SEED = 1;
+
+/** Success with partners of the population (or of one type alone) of an agent, by Monte Carlo with a fixed seed. */
+export function successWith(
+  bench: CooperationBenchmark,
+  agent: Agent | ((d: Dialogue) => number),
+  episodes = REFERENCE_EPISODES,
+  onlyType?: number,
+  operator: Operator = "partner",
+  seed = REFERENCE_SEED,
+): number {
+  const rng = Rng.seed(seed);
+  let wins = 0;
+  for (let i = 0; i < episodes; i++) {
+    const persona = bench.population.sample(rng);
+    if (onlyType !== undefined) persona.type = onlyType;
+    if (bench.success(playEpisode(bench, persona, agent, rng, operator))) wins++;
+  }
+  return wins / episodes;
+}
+
+const referenceCache = new WeakMap<Benchmark, ReferenceLine[]>();
+
+function referenceLines(b: Benchmark): ReferenceLine[] {
+  const cached = referenceCache.get(b);
+  if (cached) return cached;
+  const bench = asCooperation(b);
+  const E = bench.params.maxExchanges;
+  const prior = bench.population.types.map((t) => t.prior);
+  const modal = prior.indexOf(Math.max(...prior));
+  const modalName = bench.population.types[modal].name;
+  const script = modalScript(E);
+  const adaptive = adaptiveAgent(E);
+  const pct = (x: number) => `${(100 * x).toFixed(0)} %`;
+  const scriptModal = successWith(bench, script, REFERENCE_EPISODES, modal);
+  const adaptiveModal = successWith(bench, adaptive, REFERENCE_EPISODES, modal);
+  const lines: ReferenceLine[] = [
+    {
+      id: "modal-script",
+      label: `${modalName} partner's script`,
+      description: `Waits for the partner's plan, edits its own files the plan does not name, never claims, asks or checks: the best script for the ${modalName} partner (${pct(scriptModal)} with them; the adaptive agent gets ${pct(adaptiveModal)}).`,
+      humanSuccess: successWith(bench, script),
+      onFigure: true,
+    },
+    {
+      id: "adaptive",
+      label: "adaptive agent",
+      description: "Asks for the partner's plan, answers its questions, states its own plan when none comes, skips files the partner edited, and picks up what the partner left undone.",
+      humanSuccess: successWith(bench, adaptive),
+      onFigure: true,
+    },
+    {
+      id: "solo",
+      label: "solo agent",
+      description: "One agent with both features and no partner edits every file they need (CooperBench's solo setting: the reference for the curse of coordination).",
+      humanSuccess: successWith(bench, soloAgent(), REFERENCE_EPISODES, undefined, "solo"),
+      onFigure: false,
+    },
+    {
+      id: "behaviour",
+      label: "behaviour agent",
+      description: "The pretraining corpus' agent with a partner (the toy's coding agent of CooperBench).",
+      humanSuccess: successWith(bench, behaviourAgent(E)),
+      onFigure: false,
+    },
+  ];
+  referenceCache.set(b, lines);
+  return lines;
+}
+
+/** States at the partner's turn where simulators' replies are compared (the collapsed one answers each as the dutiful partner). */
+export const PROBE_STATES: ProbeState[] = [
+  { id: "opening-wait", label: "the agent waits at the start", acts: ["task:models+views", "wait"] },
+  { id: "opening-ask", label: "asked for its plan at the start", acts: ["task:models+views", "ask"] },
+  { id: "opening-plan", label: "told the agent's plan at the start", acts: ["task:models+views", "plan:models+views"] },
+  { id: "claim-after-plan", label: "the agent claims a file of its stated plan", acts: ["task:models+views", "wait", "they-plan:views+utils", "claim:views"] },
+  { id: "after-edit", label: "the agent edits after its plan was stated", acts: ["task:models+views", "ask", "they-plan:views+utils", "edit:models"] },
+  { id: "silent-then-told", label: "edited without a word, then told the agent's plan", acts: ["task:models+views", "wait", "they-edit:views", "plan:models+views"] },
+];
+
+export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> = {
+  id: "cooperation",
+  title: "Cooperation (after CooperBench)",
+  roles: { agent: "Agent", user: "Partner", env: "System" },
+  calibratedOn: "CooperBench's published results (solo vs cooperative success, conflicts, failure causes)",
+  success: "both features passing after the merge",
+  worldSchema: CooperationWorldSchema,
+  corpusSchema: CooperationCorpusSchema,
+  defaultWorld: DEFAULT_WORLD,
+  defaultCorpus: DEFAULT_CORPUS,
+  typeNames: DEFAULT_PARAMS.types.map((t) => t.name),
+  create: (world, prior) => createCooperation(cooperationParams(world, prior)),
+  parameters: (bench) => asCooperation(bench).params,
+  corpusDialogue(b, _corpus, rng) {
+    const bench = asCooperation(b);
+    return playEpisode(bench, bench.population.sample(rng), behaviourAgent(bench.params.maxExchanges), rng);
+  },
+  calibration: (bench, _corpus, rng) => calibrate(asCooperation(bench), rng),
+  referenceLines,
+  probeStates: PROBE_STATES,
+  adaptiveProbe(b) {
+    const act = adaptiveAgent(asCooperation(b).params.maxExchanges);
+    return { description: "the adaptive agent: asks, answers, claims when nobody states a plan, picks up what is left", act: (d: Dialogue) => act(d) };
+  },
+  outcome: (bench, d) => {
+    if (!d.hidden) throw new Error("a cooperation outcome reads both plans (the hidden state)");
+    return outcomeWords(d.hidden, d.acts);
+  },
+};

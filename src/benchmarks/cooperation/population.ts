@@ -1,0 +1,354 @@
+// The partner population of Cooperation: latent partner types that fail the way CooperBench's
+// failure analysis says real partners do — missing communication (never states a plan), ignored
+// messages, broken commitments (agrees to stay off a file and edits it anyway), unmet expectations
+// (does part of its work and assumes the other will do the rest) — besides the modal dutiful partner
+// that states its plan first and keeps its word. Persona cards are an imperfect signal of the type.
+//
+// Exactness: the hidden state is the two plans; the agent's is shown by the task act, so the exact
+// posterior is a sum over 6 types × 6 partner plans of the product of the partner's act
+// likelihoods. A partner reads only messages (not the agent's edits: they are on another branch).
+import type { Rng } from "../../engine/random";
+import type { Dialogue, HumanPopulation, Persona } from "../types";
+import {
+  ACTS,
+  ASK,
+  CARD_ACTS,
+  CARD_SLOTS,
+  MASK_CLASSES,
+  NPLANS,
+  PLANS,
+  T_ACK,
+  T_ASK,
+  T_DONE,
+  T_EDIT,
+  T_PLAN,
+  T_REJECT,
+  VOCAB,
+  claimOf,
+  giveOf,
+  ownPlan,
+  planOf,
+  replyClass,
+  theirEditOf,
+  theirPlanOf,
+  wantsAnswer,
+  type Hidden,
+} from "./world";
+
+/** How one partner type behaves. */
+export interface PartnerType {
+  name: string;
+  prior: number;
+  description: string;
+  card: number[][]; // per card slot, P(value | type) at full informativeness
+  opens: "plan" | "ask" | "none"; // its first free move: state its plan, ask for the agent's, or start editing
+  answers: boolean; // answers messages: its plan when asked; ack (or reject, when it already edited the file) a claim, plan or request
+  reads: boolean; // stays off files the agent said it will edit, and takes the ones the agent asks it to do
+  keep: number; // P(stays off such a file) at each edit it makes (1: keeps its word)
+  maxEdits: number; // edits before it says done, leaving the rest to the agent
+  stray: number; // P(once its own files are done, it also edits the first file outside its stated plan: "while I was at it")
+}
+
+export interface CooperationParams {
+  types: PartnerType[];
+  cardInformativeness: number; // κ ∈ [0, 1]
+  noise: number; // P(a uniformly random act of the allowed class) at every partner move
+  sameFiles: number; // P(the partner's plan is the agent's): both files shared
+  disjoint: number; // P(no file shared); the rest share one file (CooperBench: 77 % of pairs conflict)
+  maxExchanges: number; // moves per side
+}
+
+export const DEFAULT_TYPES: PartnerType[] = [
+  {
+    name: "dutiful",
+    prior: 0.38,
+    description: "states its plan first, answers every message, stays off files the agent claims, finishes its feature",
+    card: [
+      [0.6, 0.25, 0.15],
+      [0.6, 0.4],
+    ],
+    opens: "plan",
+    answers: true,
+    reads: true,
+    keep: 1,
+    maxEdits: 9,
+    stray: 0,
+  },
+  {
+    name: "silent",
+    prior: 0.11,
+    description: "never states a plan or answers, but reads the agent's claims; edits every file it needs",
+    card: [
+      [0.15, 0.6, 0.25],
+      [0.5, 0.5],
+    ],
+    opens: "none",
+    answers: false,
+    reads: true,
+    keep: 1,
+    maxEdits: 9,
+    stray: 0,
+  },
+  {
+    name: "ignorer",
+    prior: 0.12,
+    description: "states its plan first but ignores every message: edits all its files whatever the agent says",
+    card: [
+      [0.3, 0.2, 0.5],
+      [0.4, 0.6],
+    ],
+    opens: "plan",
+    answers: false,
+    reads: false,
+    keep: 0,
+    maxEdits: 9,
+    stray: 0,
+  },
+  {
+    name: "breaker",
+    prior: 0.16,
+    description: "states its plan and agrees to stay off the agent's files, then often edits them anyway",
+    card: [
+      [0.45, 0.2, 0.35],
+      [0.35, 0.65],
+    ],
+    opens: "plan",
+    answers: true,
+    reads: true,
+    keep: 0.2,
+    maxEdits: 9,
+    stray: 0.6,
+  },
+  {
+    name: "passive",
+    prior: 0.12,
+    description: "states its plan, edits one file and says it is done, assuming the agent will do the rest",
+    card: [
+      [0.4, 0.35, 0.25],
+      [0.3, 0.7],
+    ],
+    opens: "plan",
+    answers: true,
+    reads: true,
+    keep: 1,
+    maxEdits: 1,
+    stray: 0,
+  },
+  {
+    name: "deferrer",
+    prior: 0.11,
+    description: "waits for the agent to lead: asks for its plan and defers to it; unanswered, edits everything it needs",
+    card: [
+      [0.35, 0.45, 0.2],
+      [0.45, 0.55],
+    ],
+    opens: "ask",
+    answers: true,
+    reads: true,
+    keep: 1,
+    maxEdits: 9,
+    stray: 0,
+  },
+];
+
+export const DEFAULT_PARAMS: CooperationParams = {
+  types: DEFAULT_TYPES,
+  cardInformativeness: 1,
+  noise: 0.02,
+  sameFiles: 0.07,
+  disjoint: 0.23,
+  maxExchanges: 5,
+};
+
+/** P(partner plan | agent plan): the same plan, the complement, or one of the four sharing one file. */
+export function partnerPlanPrior(params: Pick<CooperationParams, "sameFiles" | "disjoint">, own: number): Float64Array {
+  const p = new Float64Array(NPLANS);
+  for (let b = 0; b < NPLANS; b++) p[b] = b === own ? params.sameFiles : b === NPLANS - 1 - own ? params.disjoint : (1 - params.sameFiles - params.disjoint) / 4;
+  return p;
+}
+
+const FILES_IDX = [0, 1, 2, 3];
+
+/** What the partner knows from the dialogue (messages and its own moves; not the agent's edits). */
+export interface PartnerView {
+  announced: boolean; // it stated its plan
+  asked: boolean; // it asked for the agent's plan
+  stayOff: Set<number>; // files the agent said it will edit (claims, its plan)
+  given: number[]; // files the agent asked it to do, in order
+  edited: Set<number>; // its own edits
+  edits: number;
+  message: number; // the agent's act just before, if it wants an answer; −1 otherwise
+  agentStated: boolean; // the agent has stated a plan or claimed a file
+}
+
+export function partnerView(acts: number[]): PartnerView {
+  const v: PartnerView = { announced: false, asked: false, stayOff: new Set(), given: [], edited: new Set(), edits: 0, message: -1, agentStated: false };
+  for (const a of acts) {
+    if (theirPlanOf(a) >= 0) v.announced = true;
+    if (a === T_ASK) v.asked = true;
+    if (planOf(a) >= 0) {
+      PLANS[planOf(a)].forEach((f) => v.stayOff.add(f));
+      v.agentStated = true;
+    }
+    if (claimOf(a) >= 0) {
+      v.stayOff.add(claimOf(a));
+      v.agentStated = true;
+    }
+    if (giveOf(a) >= 0 && !v.given.includes(giveOf(a))) v.given.push(giveOf(a));
+    if (theirEditOf(a) >= 0) {
+      v.edited.add(theirEditOf(a));
+      v.edits++;
+    }
+  }
+  const last = acts[acts.length - 1];
+  if (acts.length > 0 && ACTS[last].kind === "agent" && wantsAnswer(last)) v.message = last;
+  return v;
+}
+
+/** Files an agent message is about. */
+function messageFiles(a: number): number[] {
+  if (planOf(a) >= 0) return PLANS[planOf(a)];
+  if (claimOf(a) >= 0) return [claimOf(a)];
+  if (giveOf(a) >= 0) return [giveOf(a)];
+  return [];
+}
+
+/** The card slots' probabilities for a type at informativeness κ. */
+function slotProbs(t: PartnerType, kappa: number): number[][] {
+  return t.card.map((p) => p.map((q) => (1 - kappa) / p.length + kappa * q));
+}
+
+export class CooperationPopulation implements HumanPopulation {
+  readonly params: CooperationParams;
+  readonly types: { name: string; prior: number; description: string }[];
+  readonly #slots: number[][][];
+  readonly #cards: { card: number[]; p: number; likelihood: Float64Array }[];
+
+  constructor(params: CooperationParams = DEFAULT_PARAMS) {
+    const total = params.types.reduce((a, t) => a + t.prior, 0);
+    if (Math.abs(total - 1) > 1e-9) throw new Error(`type priors sum to ${total}, expected 1`);
+    if (!(params.sameFiles >= 0 && params.disjoint >= 0 && params.sameFiles + params.disjoint <= 1)) throw new Error("plan overlap probabilities must be ≥ 0 and sum to ≤ 1");
+    this.params = params;
+    this.types = params.types.map(({ name, prior, description }) => ({ name, prior, description }));
+    this.#slots = params.types.map((t) => slotProbs(t, params.cardInformativeness));
+    this.#cards = [];
+    const sizes = CARD_SLOTS.map(([, v]) => v.length);
+    for (let i = 0; i < sizes[0]; i++)
+      for (let j = 0; j < sizes[1]; j++) {
+        const likelihood = Float64Array.from(this.#slots, (s) => s[0][i] * s[1][j]);
+        const p = params.types.reduce((a, t, z) => a + t.prior * likelihood[z], 0);
+        this.#cards.push({ card: [CARD_ACTS[0][i], CARD_ACTS[1][j]], p, likelihood });
+      }
+  }
+
+  sample(rng: Rng): Persona {
+    const type = rng.categorical(this.params.types.map((t) => t.prior));
+    const card = this.#slots[type].map((p, j) => CARD_ACTS[j][rng.categorical(p)]);
+    return { card, type, hidden: this.sampleHidden(rng) };
+  }
+
+  /** The two plans: the agent's uniformly, the partner's given it. */
+  sampleHidden(rng: Rng): Hidden {
+    const own = rng.int(NPLANS);
+    return [own, rng.categorical(partnerPlanPrior(this.params, own))];
+  }
+
+  cardDistribution(): { card: number[]; p: number }[] {
+    return this.#cards.map(({ card, p }) => ({ card: [...card], p }));
+  }
+
+  /** The partner's move distribution for a type with plan `plan`, given the acts (its turn). */
+  replyRow(type: number, plan: number, acts: number[]): Float64Array {
+    const t = this.params.types[type];
+    const row = new Float64Array(VOCAB);
+    const v = partnerView(acts);
+    const mine = PLANS[plan];
+    if (v.message >= 0 && t.answers) {
+      if (v.message === ASK) row[T_PLAN[plan]] = 1;
+      else row[messageFiles(v.message).some((f) => v.edited.has(f)) ? T_REJECT : T_ACK] = 1;
+    } else if (t.opens === "plan" && !v.announced) {
+      row[T_PLAN[plan]] = 1;
+    } else if (t.opens === "ask" && !v.asked && !v.agentStated) {
+      row[T_ASK] = 1;
+    } else if (v.edits >= t.maxEdits) {
+      row[T_DONE] = 1;
+    } else {
+      const todo = [...mine, ...(t.reads ? v.given : [])].filter((f, i, all) => all.indexOf(f) === i && !v.edited.has(f));
+      let mass = 1;
+      for (const f of todo) {
+        const keepOff = t.reads && v.stayOff.has(f) && !(t.reads && v.given.includes(f)) ? t.keep : 0;
+        row[T_EDIT[f]] += mass * (1 - keepOff);
+        mass *= keepOff;
+        if (mass === 0) break;
+      }
+      // a stray edit: only once everything it meant to do is done, and only once
+      const outside = FILES_IDX.find((f) => !mine.includes(f));
+      if (t.stray > 0 && todo.length === 0 && outside !== undefined && ![...v.edited].some((f) => !mine.includes(f))) {
+        row[T_EDIT[outside]] += mass * t.stray;
+        mass *= 1 - t.stray;
+      }
+      row[T_DONE] += mass;
+    }
+    // slips: a uniformly random act of the allowed class
+    const eps = this.params.noise;
+    const allowed = MASK_CLASSES[replyClass(acts)].allowed;
+    for (let a = 0; a < VOCAB; a++) row[a] *= 1 - eps;
+    for (const a of allowed) row[a] += eps / allowed.length;
+    return row;
+  }
+
+  /** Joint weights over (type, partner plan) given the card and the acts: prior × card × Π partner-act likelihoods. */
+  joint(d: Dialogue, withCard = true): Float64Array[] {
+    const key = d.card.join(",");
+    const card = this.#cards.find((c) => c.card.join(",") === key);
+    if (withCard && !card) throw new Error(`not a cooperation card: ${key}`);
+    const own = ownPlan(d);
+    const planPrior = partnerPlanPrior(this.params, own);
+    return this.params.types.map((t, z) =>
+      Float64Array.from(planPrior, (pb, b) => {
+        let w = (withCard ? t.prior * card!.likelihood[z] : 1) * pb;
+        for (let i = 1; i < d.acts.length && w > 0; i++) if (ACTS[d.acts[i]].kind === "user") w *= this.replyRow(z, b, d.acts.slice(0, i))[d.acts[i]];
+        return w;
+      }),
+    );
+  }
+
+  replyProbs(type: number, d: Dialogue): Float64Array {
+    if (d.hidden) return this.replyRow(type, d.hidden[1], d.acts);
+    // no hidden state (a probe state): the partner's plan marginalised given the acts and the type
+    const w = this.joint(d, false)[type];
+    const total = w.reduce((a, b) => a + b, 0);
+    if (!(total > 0)) throw new Error("dialogue has probability 0 for this partner type");
+    const p = new Float64Array(VOCAB);
+    w.forEach((wb, b) => {
+      if (wb === 0) return;
+      const r = this.replyRow(type, b, d.acts);
+      for (let a = 0; a < VOCAB; a++) p[a] += (wb / total) * r[a];
+    });
+    return p;
+  }
+
+  posterior(d: Dialogue): Float64Array {
+    const j = this.joint(d);
+    const post = Float64Array.from(j, (w) => w.reduce((a, b) => a + b, 0));
+    const total = post.reduce((a, b) => a + b, 0);
+    if (!(total > 0)) throw new Error("dialogue has probability 0 under the population");
+    return post.map((x) => x / total);
+  }
+
+  /** The exact Bayes predictive of the partner's next act: Σ over (type, plan) of the posterior times the row. */
+  predictive(d: Dialogue): Float64Array {
+    const j = this.joint(d);
+    const total = j.reduce((a, w) => a + w.reduce((x, y) => x + y, 0), 0);
+    if (!(total > 0)) throw new Error("dialogue has probability 0 under the population");
+    const p = new Float64Array(VOCAB);
+    j.forEach((w, z) =>
+      w.forEach((wb, b) => {
+        if (wb === 0) return;
+        const r = this.replyRow(z, b, d.acts);
+        for (let a = 0; a < VOCAB; a++) p[a] += (wb / total) * r[a];
+      }),
+    );
+    return p;
+  }
+}
