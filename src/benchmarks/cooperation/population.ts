@@ -23,6 +23,7 @@ import {
   T_EDIT,
   T_PLAN,
   T_REJECT,
+  T_WAIT,
   VOCAB,
   claimOf,
   giveOf,
@@ -41,7 +42,8 @@ export interface PartnerType {
   prior: number;
   description: string;
   card: number[][]; // per card slot, P(value | type) at full informativeness
-  opens: "plan" | "ask" | "none"; // its first free move: state its plan, ask for the agent's, or start editing
+  opens: "plan" | "ask" | "none"; // its first free move: state its plan, ask for the agent's (waiting a move first with P waitFirst), or start editing
+  waitFirst: number; // "ask" only: P(it waits its first move before asking)
   answers: boolean; // answers messages: its plan when asked; ack (or reject, when it already edited the file) a claim, plan or request
   reads: boolean; // stays off files the agent said it will edit, and takes the ones the agent asks it to do
   keep: number; // P(stays off such a file) at each edit it makes (1: keeps its word)
@@ -55,6 +57,7 @@ export interface CooperationParams {
   noise: number; // P(a uniformly random act of the allowed class) at every partner move
   sameFiles: number; // P(the partner's plan is the agent's): both files shared
   disjoint: number; // P(no file shared); the rest share one file (CooperBench: 77 % of pairs conflict)
+  centrality: number[]; // per file: plans sharing one file with the agent's are weighted by the product of their files' centrality (central files are in more plans)
   maxExchanges: number; // moves per side
 }
 
@@ -68,6 +71,7 @@ export const DEFAULT_TYPES: PartnerType[] = [
       [0.6, 0.4],
     ],
     opens: "plan",
+    waitFirst: 0,
     answers: true,
     reads: true,
     keep: 1,
@@ -83,6 +87,7 @@ export const DEFAULT_TYPES: PartnerType[] = [
       [0.5, 0.5],
     ],
     opens: "none",
+    waitFirst: 0,
     answers: false,
     reads: true,
     keep: 1,
@@ -98,6 +103,7 @@ export const DEFAULT_TYPES: PartnerType[] = [
       [0.4, 0.6],
     ],
     opens: "plan",
+    waitFirst: 0,
     answers: false,
     reads: false,
     keep: 0,
@@ -113,6 +119,7 @@ export const DEFAULT_TYPES: PartnerType[] = [
       [0.35, 0.65],
     ],
     opens: "plan",
+    waitFirst: 0,
     answers: true,
     reads: true,
     keep: 0.2,
@@ -128,6 +135,7 @@ export const DEFAULT_TYPES: PartnerType[] = [
       [0.3, 0.7],
     ],
     opens: "plan",
+    waitFirst: 0,
     answers: true,
     reads: true,
     keep: 1,
@@ -137,12 +145,13 @@ export const DEFAULT_TYPES: PartnerType[] = [
   {
     name: "deferrer",
     prior: 0.11,
-    description: "waits for the agent to lead: asks for its plan and defers to it; unanswered, edits everything it needs",
+    description: "waits for the agent to lead: waits or asks for its plan and defers to it; unanswered, edits everything it needs",
     card: [
       [0.35, 0.45, 0.2],
       [0.45, 0.55],
     ],
     opens: "ask",
+    waitFirst: 0.4,
     answers: true,
     reads: true,
     keep: 1,
@@ -157,13 +166,17 @@ export const DEFAULT_PARAMS: CooperationParams = {
   noise: 0.02,
   sameFiles: 0.07,
   disjoint: 0.23,
+  centrality: [4, 2, 1.5, 1],
   maxExchanges: 5,
 };
 
-/** P(partner plan | agent plan): the same plan, the complement, or one of the four sharing one file. */
-export function partnerPlanPrior(params: Pick<CooperationParams, "sameFiles" | "disjoint">, own: number): Float64Array {
+/** P(partner plan | agent plan): the same plan, the complement, or one of the four sharing one file (weighted by their files' centrality). */
+export function partnerPlanPrior(params: Pick<CooperationParams, "sameFiles" | "disjoint" | "centrality">, own: number): Float64Array {
   const p = new Float64Array(NPLANS);
-  for (let b = 0; b < NPLANS; b++) p[b] = b === own ? params.sameFiles : b === NPLANS - 1 - own ? params.disjoint : (1 - params.sameFiles - params.disjoint) / 4;
+  const weight = (b: number) => params.centrality[PLANS[b][0]] * params.centrality[PLANS[b][1]];
+  let one = 0;
+  for (let b = 0; b < NPLANS; b++) if (b !== own && b !== NPLANS - 1 - own) one += weight(b);
+  for (let b = 0; b < NPLANS; b++) p[b] = b === own ? params.sameFiles : b === NPLANS - 1 - own ? params.disjoint : ((1 - params.sameFiles - params.disjoint) * weight(b)) / one;
   return p;
 }
 
@@ -177,13 +190,15 @@ export interface PartnerView {
   given: number[]; // files the agent asked it to do, in order
   edited: Set<number>; // its own edits
   edits: number;
+  moves: number; // its moves so far
   message: number; // the agent's act just before, if it wants an answer; −1 otherwise
   agentStated: boolean; // the agent has stated a plan or claimed a file
 }
 
 export function partnerView(acts: number[]): PartnerView {
-  const v: PartnerView = { announced: false, asked: false, stayOff: new Set(), given: [], edited: new Set(), edits: 0, message: -1, agentStated: false };
+  const v: PartnerView = { announced: false, asked: false, stayOff: new Set(), given: [], edited: new Set(), edits: 0, moves: 0, message: -1, agentStated: false };
   for (const a of acts) {
+    if (ACTS[a].kind === "user") v.moves++;
     if (theirPlanOf(a) >= 0) v.announced = true;
     if (a === T_ASK) v.asked = true;
     if (planOf(a) >= 0) {
@@ -228,6 +243,7 @@ export class CooperationPopulation implements HumanPopulation {
     const total = params.types.reduce((a, t) => a + t.prior, 0);
     if (Math.abs(total - 1) > 1e-9) throw new Error(`type priors sum to ${total}, expected 1`);
     if (!(params.sameFiles >= 0 && params.disjoint >= 0 && params.sameFiles + params.disjoint <= 1)) throw new Error("plan overlap probabilities must be ≥ 0 and sum to ≤ 1");
+    if (params.centrality.length !== PLANS.flat().reduce((m, f) => Math.max(m, f + 1), 0) || !params.centrality.every((c) => c > 0)) throw new Error("centrality needs one positive weight per file");
     this.params = params;
     this.types = params.types.map(({ name, prior, description }) => ({ name, prior, description }));
     this.#slots = params.types.map((t) => slotProbs(t, params.cardInformativeness));
@@ -269,7 +285,9 @@ export class CooperationPopulation implements HumanPopulation {
     } else if (t.opens === "plan" && !v.announced) {
       row[T_PLAN[plan]] = 1;
     } else if (t.opens === "ask" && !v.asked && !v.agentStated) {
-      row[T_ASK] = 1;
+      const wait = v.moves === 0 ? t.waitFirst : 0;
+      row[T_WAIT] = wait;
+      row[T_ASK] = 1 - wait;
     } else if (v.edits >= t.maxEdits) {
       row[T_DONE] = 1;
     } else {
