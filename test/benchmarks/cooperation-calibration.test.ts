@@ -9,7 +9,7 @@ import { adaptiveAgent, modalScript } from "../../src/benchmarks/cooperation/age
 import { playEpisode, type CooperationBenchmark } from "../../src/benchmarks/cooperation/bench";
 import { COOPERBENCH } from "../../src/benchmarks/cooperation/calibration";
 import { PROBE_STATES, cooperation, successWith } from "../../src/benchmarks/cooperation/index";
-import { ACTS, NPLANS, actId, isAgentMessage } from "../../src/benchmarks/cooperation/world";
+import { ACTS, CARD_ACTS, FEATURE_CARD, NPLANS, actId, isAgentMessage } from "../../src/benchmarks/cooperation/world";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 
@@ -55,7 +55,7 @@ describe("the mechanism, before any RL", () => {
     let messages = 0;
     for (let a = 0; a < NPLANS; a++)
       for (let b = 0; b < NPLANS; b++) {
-        const persona = { card: pop.cardDistribution()[0].card, type: DUTIFUL, hidden: [a, b] };
+        const persona = { card: [CARD_ACTS[0][0], CARD_ACTS[1][0], FEATURE_CARD[b]], type: DUTIFUL, hidden: [a] };
         const withScript = playEpisode(clean, persona, (d: Dialogue) => script(d), Rng.seed(0));
         expect(clean.success(withScript)).toBe(true);
         expect(withScript.acts.filter((x) => isAgentMessage(x))).toEqual([]);
@@ -97,5 +97,24 @@ describe("the mechanism, before any RL", () => {
         const dutiful = pop.replyProbs(0, d);
         expect(dutiful[top], `${s.id}: ${ACTS[top].name}`).toBeGreaterThan(0.1);
       }
+  });
+
+  it("a simulator that plays the sharpened Bayes predictive (π^γ, γ = 8) is the dutiful partner: the modal script wins it as it wins the dutiful type", () => {
+    const gamma = 8;
+    const rng = Rng.seed(21);
+    const n = 1500;
+    let wins = 0;
+    for (let i = 0; i < n; i++) {
+      const card = pop.cardDistribution()[rng.categorical(pop.cardDistribution().map((c) => c.p))].card;
+      const d: Dialogue = { card, acts: [], hidden: pop.sampleHidden(rng) };
+      for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) {
+        if (t === "env") d.acts.push(bench.envAct!(d, rng));
+        else if (t === "agent") d.acts.push(script(d));
+        else d.acts.push(rng.categorical(bench.bayesPredictive(d).map((p) => p ** gamma)));
+      }
+      wins += bench.success(d) ? 1 : 0;
+    }
+    expect(wins / n).toBeGreaterThan(scriptModal - 0.03);
+    expect(wins / n - scriptAll).toBeGreaterThan(0.25);
   });
 });

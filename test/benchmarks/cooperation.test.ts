@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import { adaptiveAgent, behaviourAgent, modalScript, soloAgent } from "../../src/benchmarks/cooperation/agents";
 import { createCooperation, failureCause, playEpisode } from "../../src/benchmarks/cooperation/bench";
 import { CooperationCorpusSchema, CooperationWorldSchema, DEFAULT_WORLD, PROBE_STATES, cooperation } from "../../src/benchmarks/cooperation/index";
-import { DEFAULT_PARAMS, partnerPlanPrior } from "../../src/benchmarks/cooperation/population";
-import { ACTS, CLASS, FILES, MASK_CLASSES, NPLANS, PLANS, VOCAB, actId, merge, reward, type Hidden } from "../../src/benchmarks/cooperation/world";
+import { DEFAULT_PARAMS, overlapShare } from "../../src/benchmarks/cooperation/population";
+import { ACTS, CARD_ACTS, CLASS, FEATURE_CARD, FILES, MASK_CLASSES, NPLANS, PLANS, VOCAB, actId, merge, reward, type Plans } from "../../src/benchmarks/cooperation/world";
 import { encode } from "../../src/benchmarks/encode";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
@@ -18,9 +18,10 @@ const bench = createCooperation();
 const pop = bench.population;
 const E = bench.params.maxExchanges;
 const acts = (...names: string[]) => names.map(actId);
-const CARD = pop.cardDistribution()[0].card;
 const plan = (a: string, b: string) => PLANS.findIndex(([x, y]) => FILES[x] === a && FILES[y] === b);
-const dialogue = (hidden: Hidden, ...names: string[]): Dialogue => ({ card: CARD, acts: acts(...names), hidden });
+/** A card for a partner with plan b (the type hints fixed), and a dialogue with both plans [agent's, partner's]. */
+const cardFor = (b: number) => [CARD_ACTS[0][0], CARD_ACTS[1][0], FEATURE_CARD[b]];
+const dialogue = (h: Plans, ...names: string[]): Dialogue => ({ card: cardFor(h[1]), acts: acts(...names), hidden: [h[0]] });
 const TYPE = Object.fromEntries(pop.types.map((t, z) => [t.name, z])) as Record<string, number>;
 const argmaxName = (p: ArrayLike<number>) => ACTS[Array.from(p).reduce((b, x, i, a) => (x > a[b] ? i : b), 0)].name;
 
@@ -139,12 +140,11 @@ describe("the partner population", () => {
   it("priors, cards and plan pairs are distributions; 77 % of pairs share a file; sampling follows the priors", () => {
     expect(sum(pop.types.map((t) => t.prior))).toBeCloseTo(1, 12);
     expect(sum(pop.cardDistribution().map((c) => c.p))).toBeCloseTo(1, 12);
-    for (let a = 0; a < NPLANS; a++) {
-      const p = partnerPlanPrior(DEFAULT_PARAMS, a);
-      expect(sum(p)).toBeCloseTo(1, 12);
-      const shares = Array.from(p).reduce((s, pb, b) => s + (PLANS[b].some((f) => PLANS[a].includes(f)) ? pb : 0), 0);
-      expect(shares).toBeCloseTo(0.77, 12);
-    }
+    expect(sum(DEFAULT_PARAMS.planPrior)).toBeCloseTo(1, 12);
+    let shares = 0;
+    for (let a = 0; a < NPLANS; a++) for (let b = 0; b < NPLANS; b++) if (PLANS[b].some((f) => PLANS[a].includes(f))) shares += DEFAULT_PARAMS.planPrior[a] * DEFAULT_PARAMS.planPrior[b];
+    expect(overlapShare(DEFAULT_PARAMS.planPrior)).toBeCloseTo(shares, 12);
+    expect(shares).toBeCloseTo(0.77, 2);
     const modal = pop.types.reduce((m, t, z) => (t.prior > pop.types[m].prior ? z : m), 0);
     expect(pop.types[modal].name).toBe("dutiful");
     const rng = Rng.seed(1);
@@ -250,27 +250,20 @@ describe("the partner population", () => {
     expect(worstPredictive).toBeLessThan(5);
   });
 
-  it("the posterior is the normalised sum over partner plans of the types' reply likelihoods (a direct enumeration)", () => {
+  it("the posterior is prior × card likelihood × the product of the type's reply probabilities, normalised (a direct computation)", () => {
     const rng = Rng.seed(9);
     for (let i = 0; i < 40; i++) {
       const d = cooperation.corpusDialogue(bench, cooperation.defaultCorpus, rng);
-      const own = d.hidden![0];
+      const like = pop.cardLikelihood(d.card);
       const w = pop.types.map((t, z) => {
-        let total = 0;
-        partnerPlanPrior(DEFAULT_PARAMS, own).forEach((pb, b) => {
-          let like = pb;
-          d.acts.forEach((a, j) => {
-            if (ACTS[a].kind === "user") like *= pop.replyProbs(z, { card: d.card, acts: d.acts.slice(0, j), hidden: [own, b] })[a];
-          });
-          total += like;
+        let x = t.prior * like[z];
+        d.acts.forEach((a, j) => {
+          if (ACTS[a].kind === "user") x *= pop.replyProbs(z, { card: d.card, acts: d.acts.slice(0, j), hidden: d.hidden })[a];
         });
-        return t.prior * total;
+        return x;
       });
-      // the card's part: the posterior after the task alone is prior × P(card | type), normalised
       const post = pop.posterior(d);
-      const check = Float64Array.from(w, (x, z) => x * (pop.posterior({ card: d.card, acts: d.acts.slice(0, 1) })[z] / pop.types[z].prior));
-      const z = sum(check);
-      check.forEach((x, k) => expect(post[k]).toBeCloseTo(x / z, 10));
+      w.forEach((x, k) => expect(post[k]).toBeCloseTo(x / sum(w), 10));
     }
   });
 });
@@ -280,14 +273,14 @@ describe("reference agents", () => {
     const solo = soloAgent();
     for (let a = 0; a < NPLANS; a++)
       for (let b = 0; b < NPLANS; b++) {
-        const d = playEpisode(bench, { card: CARD, type: 0, hidden: [a, b] }, (x: Dialogue) => solo(x), Rng.seed(0), "solo");
+        const d = playEpisode(bench, { card: cardFor(b), type: 0, hidden: [a] }, (x: Dialogue) => solo(x), Rng.seed(0), "solo");
         expect(bench.success(d)).toBe(true);
       }
   });
 
   it("probe states are partner turns reachable under the population", () => {
     for (const s of PROBE_STATES) {
-      const d = { card: CARD, acts: s.acts.map(actId) };
+      const d = { card: cardFor(0), acts: s.acts.map(actId) };
       expect(bench.turn(d)).toBe("user");
       expect(sum(pop.posterior(d))).toBeCloseTo(1, 12);
     }

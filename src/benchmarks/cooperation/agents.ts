@@ -6,7 +6,7 @@
 // the solo agent that does both features itself. All but the solo agent read only what the agent sees.
 import type { Rng } from "../../engine/random";
 import type { Dialogue } from "../types";
-import { AGENT_ACTS, ACK, ASK, CLAIM, DONE, EDIT, PLAN, PLANS, T_ACK, T_ASK, T_DONE, WAIT, claimOf, editOf, ownPlan, planOf, sides, theirEditOf, theirPlanOf } from "./world";
+import { AGENT_ACTS, ACK, ASK, CLAIM, DONE, EDIT, PLAN, PLANS, T_ACK, T_ASK, T_DONE, WAIT, claimOf, editOf, ownPlan, planOf, plansOf, sides, theirEditOf, theirPlanOf } from "./world";
 
 export type Agent = (d: Dialogue, rng: Rng) => number;
 
@@ -96,11 +96,10 @@ export function adaptiveAgent(maxExchanges: number): (d: Dialogue) => number {
   };
 }
 
-/** The solo agent (CooperBench's solo setting): it has both features and the whole budget, so it edits every file either plan needs; reads `d.hidden`. */
+/** The solo agent (CooperBench's solo setting): it has both features and the whole budget, so it edits every file either plan needs; it reads the partner's feature off the card. */
 export function soloAgent(): (d: Dialogue) => number {
   return (d) => {
-    const h = d.hidden;
-    if (!h) throw new Error("the solo agent reads both plans from the hidden state");
+    const h = plansOf(d);
     const done = new Set(d.acts.map(editOf).filter((f) => f >= 0));
     const need = [...new Set([...PLANS[h[0]], ...PLANS[h[1]]])].filter((f) => !done.has(f));
     return need.length ? EDIT[need[0]] : DONE;

@@ -28,13 +28,14 @@ import {
   theirEditOf,
   theirPlanOf,
   turnOf,
-  type Hidden,
+  plansOf,
+  type Plans,
 } from "./world";
 
 export type CooperationBenchmark = Benchmark & { population: CooperationPopulation; params: CooperationParams };
 
-export const hiddenOf = (d: Dialogue): Hidden => {
-  if (!d.hidden) throw new Error("a cooperation dialogue's reward reads its hidden state (both plans)");
+const hiddenOf = (d: Dialogue): number[] => {
+  if (!d.hidden) throw new Error("the world's opening move reads the hidden state (the agent's plan)");
   return d.hidden;
 };
 
@@ -71,10 +72,10 @@ export function createCooperation(params: CooperationParams = DEFAULT_PARAMS): C
       if (d.acts.length !== 0) throw new Error("the world moves only at the start");
       return TASK[hiddenOf(d)[0]];
     },
-    reward: (d) => reward(hiddenOf(d), d.acts),
-    success: (d) => reward(hiddenOf(d), d.acts) === 1,
+    reward: (d) => reward(plansOf(d), d.acts),
+    success: (d) => reward(plansOf(d), d.acts) === 1,
     bayesPredictive: (d) => population.predictive(d),
-    mode: (d) => `${partnerPattern(d.acts)}|${d.hidden ? outcomeWords(d.hidden, d.acts) : "?"}`,
+    mode: (d) => `${partnerPattern(d.acts)}|${d.acts.length > 0 ? outcomeWords(plansOf(d), d.acts) : "?"}`,
     render(d, rng) {
       const lines = d.acts.map((a, i) => {
         const t = ACTS[a].templates;
@@ -82,8 +83,8 @@ export function createCooperation(params: CooperationParams = DEFAULT_PARAMS): C
         const speaker = who === "agent" ? ("agent" as const) : who === "user" ? ("user" as const) : ("env" as const);
         return { speaker, act: ACTS[a].name, text: t[rng ? rng.int(t.length) : 0] };
       });
-      // the merge result, once the episode is over and both plans are known
-      if (d.hidden && d.acts.length > 0 && turn(d) === "done") lines.push({ speaker: "env", act: "merge", text: `(merge) ${outcomeWords(d.hidden, d.acts)}.` });
+      // the merge result, once the episode is over
+      if (d.acts.length > 0 && turn(d) === "done") lines.push({ speaker: "env", act: "merge", text: `(merge) ${outcomeWords(plansOf(d), d.acts)}.` });
       return lines;
     },
   };
@@ -120,7 +121,7 @@ export const FAILURE_CAUSES: FailureCause[] = ["expectation", "commitment", "com
  *   unmet **expectation**.
  * Returns null for a successful episode.
  */
-export function failureCause(h: Hidden, acts: number[]): FailureCause | null {
+export function failureCause(h: Plans, acts: number[]): FailureCause | null {
   const m = merge(h, acts);
   if (m.conflicts.length === 0) return m.oursPasses && m.theirsPasses ? null : "expectation";
   // the first conflict to happen: the earliest second edit

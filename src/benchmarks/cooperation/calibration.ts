@@ -12,7 +12,8 @@ import type { Rng } from "../../engine/random";
 import type { Calibration, CalibrationRow, Persona } from "../types";
 import { behaviourAgent, soloBehaviour } from "./agents";
 import { FAILURE_CAUSES, failureCause, playEpisode, type CooperationBenchmark, type FailureCause } from "./bench";
-import { merge, planOf } from "./world";
+import { overlapShare } from "./population";
+import { merge, planOf, plansOf } from "./world";
 
 export const COOPERBENCH = {
   coopOverSolo: 0.55, // GPT-5 28.0 / 48.3 = 0.58, Claude Sonnet 4.5 25.9 / 47.1 = 0.55
@@ -58,8 +59,8 @@ export function measureBehaviour(bench: CooperationBenchmark, rng: Rng, episodes
     seen[persona.type]++;
     const first = planOf(d.acts[1]) >= 0 ? 1 : 0;
     plan.n[first]++;
-    if (merge(d.hidden!, d.acts).conflicts.length) plan.conflicts[first]++;
-    const cause = failureCause(d.hidden!, d.acts);
+    if (merge(plansOf(d), d.acts).conflicts.length) plan.conflicts[first]++;
+    const cause = failureCause(plansOf(d), d.acts);
     if (cause) {
       causes[cause]++;
       failed++;
@@ -75,16 +76,13 @@ export function measureBehaviour(bench: CooperationBenchmark, rng: Rng, episodes
   };
 }
 
-/** P(the two plans share a file), exact: one minus the disjoint share. */
-export const overlapShare = (bench: CooperationBenchmark) => 1 - bench.params.disjoint;
-
 export function calibrate(bench: CooperationBenchmark, rng: Rng): Calibration {
   const m = measureBehaviour(bench, rng);
   const rows: CalibrationRow[] = [
     { name: "success with a partner / success alone (behaviour agent, same tasks)", real: COOPERBENCH.coopOverSolo, fitted: m.coop / m.solo, tolerance: 0.15 },
     { name: "merge conflicts, plan stated in the first turn", real: COOPERBENCH.conflictsWithPlan, fitted: m.conflicts.withPlan, tolerance: 0.12 },
     { name: "merge conflicts, no plan in the first turn", real: COOPERBENCH.conflictsWithoutPlan, fitted: m.conflicts.withoutPlan, tolerance: 0.12 },
-    { name: "feature pairs whose plans share a file (exact)", real: COOPERBENCH.overlapping, fitted: overlapShare(bench), tolerance: 0.03 },
+    { name: "feature pairs whose plans share a file (exact)", real: COOPERBENCH.overlapping, fitted: overlapShare(bench.params.planPrior), tolerance: 0.03 },
     ...FAILURE_CAUSES.map((c) => ({ name: `failed episodes caused by ${c}`, real: COOPERBENCH.failures[c], fitted: m.failures[c], tolerance: 0.1 })),
   ];
   return {

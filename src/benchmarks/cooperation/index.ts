@@ -8,9 +8,9 @@ import { adaptiveAgent, behaviourAgent, modalScript, soloAgent, type Agent } fro
 import { createCooperation, playEpisode, type CooperationBenchmark, type Operator } from "./bench";
 import { calibrate } from "./calibration";
 import { DEFAULT_PARAMS, type CooperationParams } from "./population";
-import { CARD_LEN, MAX_CONTEXT, outcomeWords } from "./world";
+import { CARD_LEN, MAX_CONTEXT, outcomeWords, plansOf } from "./world";
 
-const MAX_EXCHANGES = (MAX_CONTEXT - CARD_LEN - 2) / 2; // 30: card, <bos>, task and both sides' moves fit the engine's 64 positions
+const MAX_EXCHANGES = Math.floor((MAX_CONTEXT - CARD_LEN - 2) / 2); // 29: card, <bos>, task and both sides' moves fit the engine's 64 positions
 
 export const CooperationWorldSchema = z.strictObject({
   maxExchanges: z.number().int().min(3).max(MAX_EXCHANGES), // moves per side (context = 4 + 2 × this)
@@ -152,8 +152,5 @@ export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> =
     const act = adaptiveAgent(asCooperation(b).params.maxExchanges);
     return { description: "the adaptive agent: asks, answers, claims when nobody states a plan, picks up what is left", act: (d: Dialogue) => act(d) };
   },
-  outcome: (bench, d) => {
-    if (!d.hidden) throw new Error("a cooperation outcome reads both plans (the hidden state)");
-    return outcomeWords(d.hidden, d.acts);
-  },
+  outcome: (_bench, d) => outcomeWords(plansOf(d), d.acts),
 };

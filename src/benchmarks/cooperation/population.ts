@@ -4,9 +4,10 @@
 // (does part of its work and assumes the other will do the rest) — besides the modal dutiful partner
 // that states its plan first and keeps its word. Persona cards are an imperfect signal of the type.
 //
-// Exactness: the hidden state is the two plans; the agent's is shown by the task act, so the exact
-// posterior is a sum over 6 types × 6 partner plans of the product of the partner's act
-// likelihoods. A partner reads only messages (not the agent's edits: they are on another branch).
+// Exactness: the partner's plan is on its card and the agent's plan (the hidden state) does not
+// change what the partner does, so the exact posterior over types is prior × card likelihood × the
+// product of the partner's act likelihoods. A partner reads only messages (not the agent's edits:
+// they are on another branch).
 import type { Rng } from "../../engine/random";
 import type { Dialogue, HumanPopulation, Persona } from "../types";
 import {
@@ -14,6 +15,7 @@ import {
   ASK,
   CARD_ACTS,
   CARD_SLOTS,
+  FEATURE_CARD,
   MASK_CLASSES,
   NPLANS,
   PLANS,
@@ -28,12 +30,12 @@ import {
   claimOf,
   giveOf,
   ownPlan,
+  partnerPlan,
   planOf,
   replyClass,
   theirEditOf,
   theirPlanOf,
   wantsAnswer,
-  type Hidden,
 } from "./world";
 
 /** How one partner type behaves. */
@@ -55,9 +57,7 @@ export interface CooperationParams {
   types: PartnerType[];
   cardInformativeness: number; // κ ∈ [0, 1]
   noise: number; // P(a uniformly random act of the allowed class) at every partner move
-  sameFiles: number; // P(the partner's plan is the agent's): both files shared
-  disjoint: number; // P(no file shared); the rest share one file (CooperBench: 77 % of pairs conflict)
-  centrality: number[]; // per file: plans sharing one file with the agent's are weighted by the product of their files' centrality (central files are in more plans)
+  planPrior: number[]; // P(plan) of a feature, the same for both features, drawn independently
   maxExchanges: number; // moves per side
 }
 
@@ -164,20 +164,14 @@ export const DEFAULT_PARAMS: CooperationParams = {
   types: DEFAULT_TYPES,
   cardInformativeness: 1,
   noise: 0.02,
-  sameFiles: 0.07,
-  disjoint: 0.23,
-  centrality: [4, 2, 1.5, 1],
+  // models+views and utils+config (complements) are the common features: 1 − Σ_p P(p)·P(5 − p) = 77 % of pairs share a file
+  planPrior: [0.31, 0.095, 0.095, 0.095, 0.095, 0.31],
   maxExchanges: 5,
 };
 
-/** P(partner plan | agent plan): the same plan, the complement, or one of the four sharing one file (weighted by their files' centrality). */
-export function partnerPlanPrior(params: Pick<CooperationParams, "sameFiles" | "disjoint" | "centrality">, own: number): Float64Array {
-  const p = new Float64Array(NPLANS);
-  const weight = (b: number) => params.centrality[PLANS[b][0]] * params.centrality[PLANS[b][1]];
-  let one = 0;
-  for (let b = 0; b < NPLANS; b++) if (b !== own && b !== NPLANS - 1 - own) one += weight(b);
-  for (let b = 0; b < NPLANS; b++) p[b] = b === own ? params.sameFiles : b === NPLANS - 1 - own ? params.disjoint : ((1 - params.sameFiles - params.disjoint) * weight(b)) / one;
-  return p;
+/** P(the two features share a file), exact: one minus P(the partner's plan is the complement of the agent's). */
+export function overlapShare(planPrior: number[]): number {
+  return 1 - planPrior.reduce((a, p, b) => a + p * planPrior[NPLANS - 1 - b], 0);
 }
 
 const FILES_IDX = [0, 1, 2, 3];
@@ -237,36 +231,36 @@ export class CooperationPopulation implements HumanPopulation {
   readonly params: CooperationParams;
   readonly types: { name: string; prior: number; description: string }[];
   readonly #slots: number[][][];
-  readonly #cards: { card: number[]; p: number; likelihood: Float64Array }[];
+  readonly #cards: { card: number[]; p: number; likelihood: Float64Array }[]; // likelihood: P(card | type)
 
   constructor(params: CooperationParams = DEFAULT_PARAMS) {
     const total = params.types.reduce((a, t) => a + t.prior, 0);
     if (Math.abs(total - 1) > 1e-9) throw new Error(`type priors sum to ${total}, expected 1`);
-    if (!(params.sameFiles >= 0 && params.disjoint >= 0 && params.sameFiles + params.disjoint <= 1)) throw new Error("plan overlap probabilities must be ≥ 0 and sum to ≤ 1");
-    if (params.centrality.length !== PLANS.flat().reduce((m, f) => Math.max(m, f + 1), 0) || !params.centrality.every((c) => c > 0)) throw new Error("centrality needs one positive weight per file");
+    if (params.planPrior.length !== NPLANS || !params.planPrior.every((p) => p >= 0) || Math.abs(params.planPrior.reduce((a, b) => a + b, 0) - 1) > 1e-9)
+      throw new Error(`the plan prior must be ${NPLANS} probabilities summing to 1`);
     this.params = params;
     this.types = params.types.map(({ name, prior, description }) => ({ name, prior, description }));
     this.#slots = params.types.map((t) => slotProbs(t, params.cardInformativeness));
     this.#cards = [];
     const sizes = CARD_SLOTS.map(([, v]) => v.length);
     for (let i = 0; i < sizes[0]; i++)
-      for (let j = 0; j < sizes[1]; j++) {
-        const likelihood = Float64Array.from(this.#slots, (s) => s[0][i] * s[1][j]);
-        const p = params.types.reduce((a, t, z) => a + t.prior * likelihood[z], 0);
-        this.#cards.push({ card: [CARD_ACTS[0][i], CARD_ACTS[1][j]], p, likelihood });
-      }
+      for (let j = 0; j < sizes[1]; j++)
+        for (let b = 0; b < NPLANS; b++) {
+          const likelihood = Float64Array.from(this.#slots, (s) => s[0][i] * s[1][j] * params.planPrior[b]);
+          const p = params.types.reduce((a, t, z) => a + t.prior * likelihood[z], 0);
+          if (p > 0) this.#cards.push({ card: [CARD_ACTS[0][i], CARD_ACTS[1][j], FEATURE_CARD[b]], p, likelihood });
+        }
   }
 
   sample(rng: Rng): Persona {
     const type = rng.categorical(this.params.types.map((t) => t.prior));
-    const card = this.#slots[type].map((p, j) => CARD_ACTS[j][rng.categorical(p)]);
+    const card = [...this.#slots[type].map((p, j) => CARD_ACTS[j][rng.categorical(p)]), FEATURE_CARD[rng.categorical(this.params.planPrior)]];
     return { card, type, hidden: this.sampleHidden(rng) };
   }
 
-  /** The two plans: the agent's uniformly, the partner's given it. */
-  sampleHidden(rng: Rng): Hidden {
-    const own = rng.int(NPLANS);
-    return [own, rng.categorical(partnerPlanPrior(this.params, own))];
+  /** The hidden state: the agent's plan, drawn independently of the partner (simulators' personas draw it here too). */
+  sampleHidden(rng: Rng): number[] {
+    return [rng.categorical(this.params.planPrior)];
   }
 
   cardDistribution(): { card: number[]; p: number }[] {
@@ -315,58 +309,43 @@ export class CooperationPopulation implements HumanPopulation {
     return row;
   }
 
-  /** Joint weights over (type, partner plan) given the card and the acts: prior × card × Π partner-act likelihoods. */
-  joint(d: Dialogue, withCard = true): Float64Array[] {
-    const key = d.card.join(",");
-    const card = this.#cards.find((c) => c.card.join(",") === key);
-    if (withCard && !card) throw new Error(`not a cooperation card: ${key}`);
-    const own = ownPlan(d);
-    const planPrior = partnerPlanPrior(this.params, own);
-    return this.params.types.map((t, z) =>
-      Float64Array.from(planPrior, (pb, b) => {
-        let w = (withCard ? t.prior * card!.likelihood[z] : 1) * pb;
-        for (let i = 1; i < d.acts.length && w > 0; i++) if (ACTS[d.acts[i]].kind === "user") w *= this.replyRow(z, b, d.acts.slice(0, i))[d.acts[i]];
-        return w;
-      }),
-    );
+  /** P(card | type) per type; an unknown card is an error. */
+  cardLikelihood(card: readonly number[]): Float64Array {
+    const key = card.join(",");
+    const c = this.#cards.find((x) => x.card.join(",") === key);
+    if (!c) throw new Error(`not a cooperation card: ${key}`);
+    return c.likelihood;
   }
 
+  /** p(partner's move | type, dialogue): its plan is on the card; the agent's plan (the hidden state) does not change what it does. */
   replyProbs(type: number, d: Dialogue): Float64Array {
-    if (d.hidden) return this.replyRow(type, d.hidden[1], d.acts);
-    // no hidden state (a probe state): the partner's plan marginalised given the acts and the type
-    const w = this.joint(d, false)[type];
-    const total = w.reduce((a, b) => a + b, 0);
-    if (!(total > 0)) throw new Error("dialogue has probability 0 for this partner type");
-    const p = new Float64Array(VOCAB);
-    w.forEach((wb, b) => {
-      if (wb === 0) return;
-      const r = this.replyRow(type, b, d.acts);
-      for (let a = 0; a < VOCAB; a++) p[a] += (wb / total) * r[a];
-    });
-    return p;
+    return this.replyRow(type, partnerPlan(d.card), d.acts);
   }
 
   posterior(d: Dialogue): Float64Array {
-    const j = this.joint(d);
-    const post = Float64Array.from(j, (w) => w.reduce((a, b) => a + b, 0));
+    const plan = partnerPlan(d.card);
+    ownPlan(d); // a dialogue starts with the agent's task
+    const like = this.cardLikelihood(d.card);
+    const post = Float64Array.from(this.params.types, (t, z) => {
+      let w = t.prior * like[z];
+      for (let i = 1; i < d.acts.length && w > 0; i++) if (ACTS[d.acts[i]].kind === "user") w *= this.replyRow(z, plan, d.acts.slice(0, i))[d.acts[i]];
+      return w;
+    });
     const total = post.reduce((a, b) => a + b, 0);
     if (!(total > 0)) throw new Error("dialogue has probability 0 under the population");
     return post.map((x) => x / total);
   }
 
-  /** The exact Bayes predictive of the partner's next act: Σ over (type, plan) of the posterior times the row. */
+  /** The exact Bayes predictive of the partner's next move: the type posterior's mixture of reply rows. */
   predictive(d: Dialogue): Float64Array {
-    const j = this.joint(d);
-    const total = j.reduce((a, w) => a + w.reduce((x, y) => x + y, 0), 0);
-    if (!(total > 0)) throw new Error("dialogue has probability 0 under the population");
+    const post = this.posterior(d);
+    const plan = partnerPlan(d.card);
     const p = new Float64Array(VOCAB);
-    j.forEach((w, z) =>
-      w.forEach((wb, b) => {
-        if (wb === 0) return;
-        const r = this.replyRow(z, b, d.acts);
-        for (let a = 0; a < VOCAB; a++) p[a] += (wb / total) * r[a];
-      }),
-    );
+    post.forEach((w, z) => {
+      if (w === 0) return;
+      const r = this.replyRow(z, plan, d.acts);
+      for (let a = 0; a < VOCAB; a++) p[a] += w * r[a];
+    });
     return p;
   }
 }

@@ -3,10 +3,14 @@
 // branches are then merged. The policy is one agent; the "user" is the partner agent.
 //
 // Design choices where DESIGN §3.3 is silent, and why:
-// * Each feature needs two of the four files (six possible plans). The episode's hidden state is
-//   [the agent's plan, the partner's plan]; the agent learns its own from the world's opening act
-//   (`task:…`, a "System" line), the partner's only from the partner's messages (`they-plan:…`,
-//   announced or given when asked) or, too late, from its edits.
+// * Each feature needs two of the four files (six possible plans), drawn independently for the two
+//   features from one prior (most features touch models+views or utils+config; 77 % of pairs share
+//   a file, as CooperBench's conflicting gold patches). The episode's hidden state is the agent's
+//   plan, which the agent learns from the world's opening act (`task:…`, a "System" line). The
+//   partner's plan is on the persona card: the partner knows its own feature (so a simulator that
+//   plays it sees it too), while the agent learns it only from the partner's messages (`they-plan:…`,
+//   announced or given when asked) or, too late, from its edits. The reward reads both plans from
+//   the task act and the card.
 // * Edits are visible to the agent (its log shows the partner's pushes) but the partner reads only
 //   messages: as in CooperBench, where each agent works on its own branch, a partner cannot see the
 //   agent's edits, so nothing but a message keeps it off a file the agent is already changing.
@@ -38,6 +42,7 @@ const planText = (p: number) => `${FILE_TEXT[PLANS[p][0]]} and ${FILE_TEXT[PLANS
 /** Files shared by two plans. */
 export const overlap = (p: number, q: number) => PLANS[p].filter((f) => PLANS[q].includes(f));
 
+/** Card slots that hint at the partner's type; the card's last token is the partner's own plan. */
 export const CARD_SLOTS = [
   ["style", ["talkative", "quiet", "hurried"]],
   ["experience", ["senior", "junior"]],
@@ -67,6 +72,7 @@ function buildActs(): ActDef[] {
   // the world's opening: the agent's own task
   for (let p = 0; p < NPLANS; p++) acts.push({ name: `task:${planName(p)}`, kind: "env", templates: [`(task) Your feature needs changes to ${planText(p)}.`] });
   for (const [slot, values] of CARD_SLOTS) for (const v of values) acts.push({ name: `card:${v}`, kind: "card", templates: [`${slot}: ${v}`] });
+  for (let p = 0; p < NPLANS; p++) acts.push({ name: `card:feature:${planName(p)}`, kind: "card", templates: [`their feature: ${planText(p)}`] });
   return acts;
 }
 
@@ -99,7 +105,8 @@ export const T_WAIT = actId("they-wait");
 export const T_DONE = actId("they-done");
 export const TASK = each(plansIdx, (p) => `task:${planName(p)}`);
 export const CARD_ACTS = CARD_SLOTS.map(([, values]) => values.map((v) => actId(`card:${v}`)));
-export const CARD_LEN = CARD_SLOTS.length;
+export const FEATURE_CARD = each(plansIdx, (p) => `card:feature:${planName(p)}`); // the partner's plan, the card's last token
+export const CARD_LEN = CARD_SLOTS.length + 1;
 
 export const AGENT_ACTS = ACTS.flatMap((a, i) => (a.kind === "agent" ? [i] : []));
 export const USER_ACTS = ACTS.flatMap((a, i) => (a.kind === "user" ? [i] : []));
@@ -183,8 +190,8 @@ export function replyClass(acts: number[]): number {
 // ---------------------------------------------------------------------------------------------
 // The merge
 
-/** Hidden state of an episode: [the agent's plan, the partner's plan]. */
-export type Hidden = number[];
+/** The two plans of an episode: [the agent's, the partner's]. */
+export type Plans = number[];
 
 export interface Merge {
   byAgent: boolean[]; // per file
@@ -194,7 +201,7 @@ export interface Merge {
   theirsPasses: boolean;
 }
 
-export function merge(h: Hidden, acts: number[]): Merge {
+export function merge(h: Plans, acts: number[]): Merge {
   const byAgent = new Array<boolean>(NFILES).fill(false);
   const byPartner = new Array<boolean>(NFILES).fill(false);
   for (const a of acts) {
@@ -206,12 +213,12 @@ export function merge(h: Hidden, acts: number[]): Merge {
   return { byAgent, byPartner, conflicts, oursPasses: covered(h[0]), theirsPasses: covered(h[1]) };
 }
 
-export function reward(h: Hidden, acts: number[]): number {
+export function reward(h: Plans, acts: number[]): number {
   const m = merge(h, acts);
   return m.oursPasses && m.theirsPasses ? 1 : m.oursPasses ? 0.5 : 0;
 }
 
-export function outcomeWords(h: Hidden, acts: number[]): string {
+export function outcomeWords(h: Plans, acts: number[]): string {
   const m = merge(h, acts);
   if (m.conflicts.length) return `merge conflict in ${m.conflicts.map((f) => FILE_TEXT[f]).join(", ")}`;
   if (m.oursPasses && m.theirsPasses) return "both pass";
@@ -221,6 +228,16 @@ export function outcomeWords(h: Hidden, acts: number[]): string {
 }
 
 export const fileText = (f: number) => FILE_TEXT[f];
+
+/** The partner's plan, from the card's last token. */
+export function partnerPlan(card: readonly number[]): number {
+  const p = FEATURE_CARD.indexOf(card[CARD_LEN - 1]);
+  if (card.length !== CARD_LEN || p < 0) throw new Error("a cooperation card ends with the partner's feature");
+  return p;
+}
+
+/** Both plans of a dialogue: the agent's from its opening task act, the partner's from the card. */
+export const plansOf = (d: Dialogue): Plans => [ownPlan(d), partnerPlan(d.card)];
 
 /** The agent's own plan, from the task act that opens every dialogue. */
 export function ownPlan(d: Dialogue): number {
