@@ -129,6 +129,7 @@ describe("the merge", () => {
     const lines = bench.render(d, Rng.seed(2));
     expect(lines.map((l) => l.speaker)).toEqual(["env", "agent", "user", "agent", "user", "agent", "user", "user", "env"]);
     expect(lines.at(-1)!.text).toBe("(merge) both pass.");
+    expect(bench.mode(d)).toBe("done+plan|both pass");
     expect(lines[4].text).toMatch(/views\.py/);
     for (const a of ACTS.slice(1)) expect(a.templates.length).toBeGreaterThanOrEqual(a.kind === "agent" || a.kind === "user" ? 2 : 1);
     // an unfinished dialogue has no merge line

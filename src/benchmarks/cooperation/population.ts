@@ -16,6 +16,7 @@ import {
   CARD_ACTS,
   CARD_SLOTS,
   FEATURE_CARD,
+  FILES,
   MASK_CLASSES,
   NPLANS,
   PLANS,
@@ -174,8 +175,6 @@ export function overlapShare(planPrior: number[]): number {
   return 1 - planPrior.reduce((a, p, b) => a + p * planPrior[NPLANS - 1 - b], 0);
 }
 
-const FILES_IDX = [0, 1, 2, 3];
-
 /** What the partner knows from the dialogue (messages and its own moves; not the agent's edits). */
 export interface PartnerView {
   announced: boolean; // it stated its plan
@@ -288,14 +287,14 @@ export class CooperationPopulation implements HumanPopulation {
       const todo = [...mine, ...(t.reads ? v.given : [])].filter((f, i, all) => all.indexOf(f) === i && !v.edited.has(f));
       let mass = 1;
       for (const f of todo) {
-        const keepOff = t.reads && v.stayOff.has(f) && !(t.reads && v.given.includes(f)) ? t.keep : 0;
+        const keepOff = t.reads && v.stayOff.has(f) && !v.given.includes(f) ? t.keep : 0; // asked to do it: no promise to keep
         row[T_EDIT[f]] += mass * (1 - keepOff);
         mass *= keepOff;
         if (mass === 0) break;
       }
       // a stray edit: only once everything it meant to do is done, and only once
-      const outside = FILES_IDX.find((f) => !mine.includes(f));
-      if (t.stray > 0 && todo.length === 0 && outside !== undefined && ![...v.edited].some((f) => !mine.includes(f))) {
+      const outside = FILES.findIndex((_, f) => !mine.includes(f));
+      if (t.stray > 0 && todo.length === 0 && outside >= 0 && ![...v.edited].some((f) => !mine.includes(f))) {
         row[T_EDIT[outside]] += mass * t.stray;
         mass *= 1 - t.stray;
       }
