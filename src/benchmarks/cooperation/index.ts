@@ -88,7 +88,7 @@ function referenceLines(b: Benchmark): ReferenceLine[] {
     {
       id: "modal-script",
       label: `${modalName} partner's script`,
-      description: `Waits for the partner's plan, edits its own files the plan does not name, never claims, asks or checks: the best script for the ${modalName} partner (${pct(scriptModal)} with them; the adaptive agent gets ${pct(adaptiveModal)}).`,
+      description: `Waits for the partner's plan and edits its own files the plan does not name, without a single message, claim or check: it wins the ${modalName} partner as well as anything does (${pct(scriptModal)} with them; the adaptive agent ${pct(adaptiveModal)}).`,
       humanSuccess: successWith(bench, script),
       onFigure: true,
     },
