@@ -3,8 +3,9 @@
 import type { Benchmark, BenchmarkModule } from "./types";
 import { persuasion } from "./persuasion";
 import { service } from "./service";
+import { cooperation } from "./cooperation";
 
-export const BENCHMARKS = { persuasion, service } as const;
+export const BENCHMARKS = { persuasion, service, cooperation } as const;
 
 export type BenchmarkId = keyof typeof BENCHMARKS;
 export const BENCHMARK_IDS = Object.keys(BENCHMARKS) as BenchmarkId[];

@@ -196,7 +196,11 @@ function variant<Id extends BenchmarkId, W, C extends { dialogues: number }>(id:
   return z.strictObject({ version, benchmark: z.literal(id), seeds, seedBase, conditions, world: m.worldSchema, corpus: m.corpusSchema, ...rest });
 }
 
-export const ExperimentConfigSchema = z.discriminatedUnion("benchmark", [variant("persuasion", BENCHMARKS.persuasion), variant("service", BENCHMARKS.service)]);
+export const ExperimentConfigSchema = z.discriminatedUnion("benchmark", [
+  variant("persuasion", BENCHMARKS.persuasion),
+  variant("service", BENCHMARKS.service),
+  variant("cooperation", BENCHMARKS.cooperation),
+]);
 
 export type ExperimentConfig = z.infer<typeof ExperimentConfigSchema>;
 export type PanelMemberConfig = z.infer<typeof PanelMember>;

@@ -108,6 +108,30 @@ export const PRESETS: Preset[] = [
     description: "every condition for a few steps on tiny budgets; checks the plumbing of the customer-service world, not the science",
     overrides: SMOKE,
   },
+  {
+    id: "cooperation-paper",
+    benchmark: "cooperation",
+    scale: "paper",
+    title: "Cooperation — the paper's comparison",
+    description: "all six conditions on the two-agent coding world, 5 seeds, full budgets",
+    overrides: { seeds: 5 },
+  },
+  {
+    id: "cooperation-quick",
+    benchmark: "cooperation",
+    scale: "quick",
+    title: "Cooperation — quick",
+    description: "base, single, vs and population on the two-agent coding world, 3 seeds, the paper's models, 300 RL steps of 64 rollouts",
+    overrides: QUICK,
+  },
+  {
+    id: "cooperation-smoke",
+    benchmark: "cooperation",
+    scale: "smoke",
+    title: "Cooperation — smoke test",
+    description: "every condition for a few steps on tiny budgets; checks the plumbing of the two-agent coding world, not the science",
+    overrides: SMOKE,
+  },
 ];
 
 /** The preset of a benchmark at a scale (each benchmark has one of each), e.g. the quick version of the shown preset's benchmark. */

@@ -55,7 +55,7 @@ describe("validation", () => {
     expect(DEFAULT_CONFIG).toEqual(defaultBefore); // merging never mutates the default
     expect(presetConfig("persuasion-smoke").seeds).toBe(1);
     // each benchmark has one preset at each scale
-    for (const b of ["persuasion", "service"] as const) for (const scale of ["paper", "quick", "smoke"] as const) expect(presetAt(b, scale).benchmark).toBe(b);
+    for (const b of ["persuasion", "service", "cooperation"] as const) for (const scale of ["paper", "quick", "smoke"] as const) expect(presetAt(b, scale).benchmark).toBe(b);
   });
 
   it("a benchmark's default is the common one with its own world, corpus and panel", () => {
@@ -67,7 +67,7 @@ describe("validation", () => {
     expect(defaultConfig("persuasion")).toEqual(DEFAULT_CONFIG);
     // a world section of one benchmark is refused by the other, naming the key
     expect(() => validateConfig({ ...s, world: DEFAULT_CONFIG.world })).toThrow(/world\.\w+/);
-    expect(() => validateConfig({ ...DEFAULT_CONFIG, benchmark: "chess" })).toThrow(/benchmark: unknown benchmark "chess"; benchmarks: persuasion, service/);
+    expect(() => validateConfig({ ...DEFAULT_CONFIG, benchmark: "chess" })).toThrow(/benchmark: unknown benchmark "chess"; benchmarks: persuasion, service, cooperation/);
   });
 
   it("unknown keys are errors that name their path", () => {

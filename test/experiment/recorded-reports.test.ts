@@ -17,7 +17,7 @@ const DIR = resolve(import.meta.dirname, "../../public/recorded");
 const files = readdirSync(DIR)
   .filter((f) => f.endsWith(".json"))
   .sort();
-const PLUMBING_ONLY = new Set(["persuasion-smoke", "service-smoke"]);
+const PLUMBING_ONLY = new Set(["persuasion-smoke", "service-smoke", "cooperation-smoke"]);
 
 describe("recorded reports", () => {
   it("there is one per preset that makes a claim, and every file is a preset's", () => {

@@ -1,6 +1,5 @@
 // The Cooperation benchmark as a plug-in (../types.ts' BenchmarkModule): its config sections, world,
-// corpus, calibration against CooperBench, reference agents, probe states and outcomes. Not yet
-// registered (registry.ts): presets, the store and the app come with its pretraining.
+// corpus, calibration against CooperBench, reference agents, probe states and outcomes.
 import { z } from "zod";
 import { Rng } from "../../engine/random";
 import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
@@ -139,6 +138,27 @@ export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> =
   defaultWorld: DEFAULT_WORLD,
   defaultCorpus: DEFAULT_CORPUS,
   typeNames: DEFAULT_PARAMS.types.map((t) => t.name),
+  configDefaults: {
+    // the partner shares the team's success (CooperBench is cooperative; there is no opponent to beat)
+    cotrain: { reward: "cooperative" },
+    // SCOPE's ensemble: the single simulator's family and two others, none of them a panel member's
+    // (type weights: dutiful, silent, ignorer, breaker, passive, deferrer)
+    ensemble: {
+      k: 3,
+      members: [
+        { name: "family-f", gamma: 5, prior: [0.5, 0.1, 0.1, 0.1, 0.1, 0.1], corpusScale: 0.75, seedOffset: 201 },
+        { name: "family-g", gamma: 12, prior: [0.3, 0.15, 0.1, 0.2, 0.1, 0.15], corpusScale: 0.5, seedOffset: 202 },
+      ],
+    },
+    // the held-out panel: other families (type mixtures, corpus sizes, seeds) and sharpness
+    panel: [
+      { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
+      { name: "family-b", gamma: 8, prior: [0.25, 0.15, 0.2, 0.15, 0.1, 0.15], corpusScale: 1, seedOffset: 102 },
+      { name: "family-c", gamma: 6, prior: [0.3, 0.2, 0.1, 0.2, 0.1, 0.1], corpusScale: 0.5, seedOffset: 103 },
+      { name: "family-d", gamma: 3, prior: [0.3, 0.1, 0.15, 0.15, 0.15, 0.15], corpusScale: 0.5, seedOffset: 104 },
+      { name: "family-e", gamma: 15, corpusScale: 0.25, seedOffset: 105 },
+    ],
+  },
   create: (world, prior) => createCooperation(cooperationParams(world, prior)),
   parameters: (bench) => asCooperation(bench).params,
   corpusDialogue(b, _corpus, rng) {

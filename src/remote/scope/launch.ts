@@ -10,8 +10,8 @@ import type { ConditionId, ExperimentConfig } from "../../experiment/config";
 
 export type ScopeBenchmark = "p4g" | "tau2";
 
-/** collapse-lab's benchmark → SCOPE's (Persuasion for Good; τ²-bench, whose dual control Service follows). */
-export const SCOPE_BENCHMARK: Record<ExperimentConfig["benchmark"], ScopeBenchmark> = { persuasion: "p4g", service: "tau2" };
+/** collapse-lab's benchmark → SCOPE's (Persuasion for Good; τ²-bench, whose dual control Service follows); a benchmark not listed has no SCOPE launcher here. */
+export const SCOPE_BENCHMARK: Partial<Record<ExperimentConfig["benchmark"], ScopeBenchmark>> = { persuasion: "p4g", service: "tau2" };
 
 /** A frozen simulator behind an OpenAI-compatible API, as SCOPE's `--usim-fixed-opponent-*` flags name it. */
 export interface ScopeSimulator {

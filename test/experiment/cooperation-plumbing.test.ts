@@ -1,0 +1,53 @@
+// Every condition's plumbing on the Cooperation benchmark, end to end on tiny models: each episode
+// opens with the world's task act and keeps the agent's plan as its hidden state, success is the
+// merge rule's, the co-trained partners share the team's reward, the diagnostics and their adaptive
+// probe finish, and the report carries CooperBench's calibration and the reference lines (solo too).
+import { describe, expect, it } from "vitest";
+import { benchmarkFor, benchmarkModule } from "../../src/benchmarks/registry";
+import { createBackend } from "../../src/engine/backends/index";
+import { CONDITIONS, merge, validateConfig } from "../../src/experiment/config";
+import { runExperiment } from "../../src/experiment/experiment";
+import { presetConfig } from "../../src/experiment/presets";
+import { InlineExecutor } from "../../src/experiment/tasks";
+
+const TINY = { d: 16, layers: 1, heads: 2, mlpRatio: 2 };
+const config = validateConfig(
+  merge(presetConfig("cooperation-smoke"), {
+    seeds: 1,
+    conditions: [...CONDITIONS],
+    corpus: { dialogues: 64 },
+    simulator: { model: TINY, pretrain: { steps: 4, batch: 16 } },
+    policy: { model: TINY, pretrain: { steps: 4, batch: 16 } },
+    rl: { steps: 2, prompts: 2, groupSize: 4, evalEvery: 2 },
+    population: { snapshotEvery: 1 },
+    panel: presetConfig("cooperation-smoke").panel.slice(0, 2),
+    eval: { episodes: 16, curveEpisodes: 8, diagnosticSamples: 16, diagnosticSeeds: 1 },
+  }),
+);
+
+describe("Cooperation end to end", () => {
+  it("runs every condition and reports the task, the merge, diagnostics, calibration and the solo reference", async () => {
+    expect(config.cotrain.reward, "the partner shares the team's success").toBe("cooperative");
+    const { backend } = await createBackend("cpu");
+    const report = await runExperiment(config, new InlineExecutor(backend), { backend: "cpu", preset: "test" });
+    const bench = benchmarkFor(config);
+    const m = benchmarkModule(config.benchmark);
+    expect(report.conditions.map((c) => c.id)).toEqual([...CONDITIONS]);
+    for (const c of report.conditions) {
+      const humans = c.seeds[0].samples.filter((x) => x.opponent === "humans");
+      expect(humans.length).toBeGreaterThan(0);
+      for (const x of humans) {
+        const d = { card: x.card, acts: x.acts, hidden: x.hidden };
+        expect(bench.acts[x.acts[0]].name, "every episode opens with the world's task act").toMatch(/^task:/);
+        expect(bench.success(d)).toBe(x.success);
+        expect(m.outcome(bench, d), "the outcome names the merge").toMatch(/both pass|only ours passes|only theirs passes|neither passes|merge conflict in/);
+        expect(x.success).toBe(m.outcome(bench, d) === "both pass");
+      }
+    }
+    const [diag] = report.simulators;
+    expect(diag.replyTables!.length).toBeGreaterThan(0);
+    expect(diag.adaptiveProbe!.dialogues).toBe(16);
+    expect(report.calibration.rows.map((r) => r.name)).toEqual(expect.arrayContaining([expect.stringMatching(/success with a partner \/ success alone/)]));
+    expect(report.world.referenceLines!.map((l) => l.id)).toEqual(["modal-script", "adaptive", "solo", "behaviour"]);
+  }, 300_000);
+});
