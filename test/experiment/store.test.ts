@@ -76,8 +76,8 @@ describe("store keys", () => {
     expect(jobKey(samples, { kind: "ensemble", seed: 0, member: 2 }, "wasm")).not.toBe(jobKey(samples, JOBS.ensemble, "wasm"));
     expect(jobKey(samples, JOBS.ensemble, "wasm")).not.toBe(jobKey(QUICK, JOBS.ensemble, "wasm"));
     // every job of a run has its own key (kinds, members, seeds: each seed its own panel)
-    // service-paper's models are left to live pretraining: hours of wasm for five seeds of the longer world
-    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick"]) {
+    // service-paper's and cooperation-paper's models are left to live pretraining (hours of wasm)
+    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick", "cooperation-smoke", "cooperation-quick"]) {
       const c = presetConfig(preset);
       const jobs = seedsOf(c).flatMap((s) => pretrainJobs(c, s));
       expect(new Set(jobs.map((j) => jobKey(c, j, "wasm"))).size, preset).toBe(jobs.length);
@@ -158,8 +158,8 @@ describe("the shipped store (public/pretrained/)", () => {
 
   it("holds every job of every preset's own seeds", () => {
     const index = JSON.parse(readFileSync(join(STORE_DIR, "index.json"), "utf8")) as StoreIndex;
-    // service-paper's models are left to live pretraining: hours of wasm for five seeds of the longer world
-    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick"]) {
+    // service-paper's and cooperation-paper's models are left to live pretraining (hours of wasm)
+    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick", "cooperation-smoke", "cooperation-quick"]) {
       const missing = presetRequests(preset).filter((r) => !index.models[jobKey(r.config, r.job, "wasm")]);
       expect(
         missing.map((r) => `${r.job.kind} ${r.job.seed}`),

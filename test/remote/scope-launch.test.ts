@@ -180,6 +180,8 @@ describe("refusals name the condition and why", () => {
     refuses(() => scopeJob(paper, "ensemble", 0, { ensemble: [{ model: "a", baseUrl: "http://x/v1", apiKeyVar: "K" }] }), /condition ensemble: ensemble\.k is 3 but 1 simulator family was given/);
     refuses(() => scopeJob(paper, "cotrain", 0, { gpus: 3 }), /condition cotrain: gpus is 3.*even/);
     refuses(() => scopeJob(paper, "nonsense" as never, 0), /unknown condition "nonsense"/);
+    // Cooperation has no SCOPE launcher here (SCOPE's CooperBench runs train against one frozen partner only)
+    refuses(() => scopeJob(presetConfig("cooperation-paper"), "single", 0), /benchmark "cooperation": SCOPE has no launcher for it/);
   });
   it("bad options, every problem named", () => {
     refuses(

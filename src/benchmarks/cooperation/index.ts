@@ -141,21 +141,23 @@ export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> =
   configDefaults: {
     // the partner shares the team's success (CooperBench is cooperative; there is no opponent to beat)
     cotrain: { reward: "cooperative" },
-    // SCOPE's ensemble: the single simulator's family and two others, none of them a panel member's
-    // (type weights: dutiful, silent, ignorer, breaker, passive, deferrer)
+    // SCOPE's ensemble: the single simulator's family and two others whose corpora lean to other
+    // partner types (type weights: dutiful, silent, ignorer, breaker, passive, deferrer), none of
+    // them a panel member's
     ensemble: {
       k: 3,
       members: [
-        { name: "family-f", gamma: 5, prior: [0.5, 0.1, 0.1, 0.1, 0.1, 0.1], corpusScale: 0.75, seedOffset: 201 },
-        { name: "family-g", gamma: 12, prior: [0.3, 0.15, 0.1, 0.2, 0.1, 0.15], corpusScale: 0.5, seedOffset: 202 },
+        { name: "family-f", gamma: 5, prior: [0.2, 0.1, 0.1, 0.1, 0.15, 0.35], corpusScale: 0.75, seedOffset: 201 },
+        { name: "family-g", gamma: 12, prior: [0.25, 0.1, 0.35, 0.1, 0.1, 0.1], corpusScale: 0.5, seedOffset: 202 },
       ],
     },
-    // the held-out panel: other families (type mixtures, corpus sizes, seeds) and sharpness
+    // the held-out panel: other families, as other LLMs would be: corpora whose most common partner
+    // is another type (breaker, silent, passive), other corpus sizes, seeds and sharpness
     panel: [
       { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
-      { name: "family-b", gamma: 8, prior: [0.25, 0.15, 0.2, 0.15, 0.1, 0.15], corpusScale: 1, seedOffset: 102 },
-      { name: "family-c", gamma: 6, prior: [0.3, 0.2, 0.1, 0.2, 0.1, 0.1], corpusScale: 0.5, seedOffset: 103 },
-      { name: "family-d", gamma: 3, prior: [0.3, 0.1, 0.15, 0.15, 0.15, 0.15], corpusScale: 0.5, seedOffset: 104 },
+      { name: "family-b", gamma: 8, prior: [0.2, 0.1, 0.1, 0.35, 0.1, 0.15], corpusScale: 1, seedOffset: 102 },
+      { name: "family-c", gamma: 6, prior: [0.2, 0.35, 0.1, 0.1, 0.1, 0.15], corpusScale: 0.5, seedOffset: 103 },
+      { name: "family-d", gamma: 3, prior: [0.25, 0.1, 0.1, 0.15, 0.3, 0.1], corpusScale: 0.5, seedOffset: 104 },
       { name: "family-e", gamma: 15, corpusScale: 0.25, seedOffset: 105 },
     ],
   },
