@@ -46,7 +46,7 @@ describe("DialoguesPage", () => {
         expect(li.querySelector(".who")!.textContent).toBe(i % 2 === 0 && i < 2 * MAX_EXCHANGES ? "Persuader" : "Persuadee");
       });
       // a decision never asked for is marked as such
-      expect(lines.at(-1)!.textContent!.includes("decides after the chat")).toBe(lines.length === 2 * MAX_EXCHANGES + 1);
+      expect(lines.at(-1)!.textContent!.includes("after the Persuader's last turn")).toBe(lines.length === 2 * MAX_EXCHANGES + 1);
     }
     const first = transcripts();
     cleanup();
