@@ -113,7 +113,7 @@ export const PRESETS: Preset[] = [
     benchmark: "cooperation",
     scale: "paper",
     title: "Cooperation — the paper's comparison",
-    description: "all six conditions on the two-agent coding world, 5 seeds, full budgets",
+    description: "all six conditions on the two-agent coding world, 5 seeds, full budgets (its 45 models pretrain live: hours on two cores; meant for WebGPU or the remote tier)",
     overrides: { seeds: 5 },
   },
   {
@@ -121,7 +121,8 @@ export const PRESETS: Preset[] = [
     benchmark: "cooperation",
     scale: "quick",
     title: "Cooperation — quick",
-    description: "base, single, vs and population on the two-agent coding world, 3 seeds, the paper's models, 300 RL steps of 64 rollouts",
+    description:
+      "base, single, vs and population on the two-agent coding world, 3 seeds, the paper's models (pretrained, from the store) and 300 RL steps of 64 rollouts (single overfits; vs and population do not beat it yet); about 5 minutes on two cores",
     overrides: QUICK,
   },
   {
