@@ -113,8 +113,9 @@ export const PRESETS: Preset[] = [
     benchmark: "cooperation",
     scale: "paper",
     title: "Cooperation — the paper's comparison",
-    description: "all six conditions on the two-agent coding world, 5 seeds, full budgets (its 45 models pretrain live: hours on two cores; meant for WebGPU or the remote tier)",
-    overrides: { seeds: 5 },
+    description:
+      "all six conditions on the two-agent coding world, 5 seeds, 800 RL steps of 128 rollouts (vs and population are still rising at 400) (its 45 models pretrain live: hours on two cores; meant for WebGPU or the remote tier)",
+    overrides: { seeds: 5, rl: { steps: 800 } },
   },
   {
     id: "cooperation-quick",
