@@ -133,7 +133,8 @@ export function scopeJob(config: ExperimentConfig, condition: ConditionId, seed:
   const o = checkedOptions({ ...DEFAULT_SCOPE_OPTIONS, ...options });
   if (!Number.isSafeInteger(seed) || seed < 0) throw new ScopeLaunchError(`seed: expected an integer ≥ 0, got ${seed}`);
   const benchmark = SCOPE_BENCHMARK[config.benchmark];
-  if (!benchmark) throw new ScopeLaunchError(`benchmark ${JSON.stringify(config.benchmark)}: SCOPE has no launcher for it here (collapse-lab builds SCOPE jobs for p4g and tau2: Persuasion and Service)`);
+  if (!benchmark)
+    throw new ScopeLaunchError(`benchmark ${JSON.stringify(config.benchmark)}: SCOPE has no launcher for it here (collapse-lab builds SCOPE jobs for p4g and tau2: Persuasion and Service)`);
   const notes: string[] = [];
   const dir = `${o.outputDir}/${benchmark}-${condition}-seed${seed}`;
   const { module, args } = conditionArgs(config, condition, benchmark, dir, o, notes);
