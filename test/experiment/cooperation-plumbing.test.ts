@@ -5,25 +5,12 @@
 import { describe, expect, it } from "vitest";
 import { benchmarkFor, benchmarkModule } from "../../src/benchmarks/registry";
 import { createBackend } from "../../src/engine/backends/index";
-import { CONDITIONS, merge, validateConfig } from "../../src/experiment/config";
+import { CONDITIONS } from "../../src/experiment/config";
 import { runExperiment } from "../../src/experiment/experiment";
-import { presetConfig } from "../../src/experiment/presets";
 import { InlineExecutor } from "../../src/experiment/tasks";
+import { tinyConfig } from "./tiny-config";
 
-const TINY = { d: 16, layers: 1, heads: 2, mlpRatio: 2 };
-const config = validateConfig(
-  merge(presetConfig("cooperation-smoke"), {
-    seeds: 1,
-    conditions: [...CONDITIONS],
-    corpus: { dialogues: 64 },
-    simulator: { model: TINY, pretrain: { steps: 4, batch: 16 } },
-    policy: { model: TINY, pretrain: { steps: 4, batch: 16 } },
-    rl: { steps: 2, prompts: 2, groupSize: 4, evalEvery: 2 },
-    population: { snapshotEvery: 1 },
-    panel: presetConfig("cooperation-smoke").panel.slice(0, 2),
-    eval: { episodes: 16, curveEpisodes: 8, diagnosticSamples: 16, diagnosticSeeds: 1 },
-  }),
-);
+const config = tinyConfig("cooperation-smoke");
 
 describe("Cooperation end to end", () => {
   it("runs every condition and reports the task, the merge, diagnostics, calibration and the solo reference", async () => {
@@ -39,6 +26,7 @@ describe("Cooperation end to end", () => {
       for (const x of humans) {
         const d = { card: x.card, acts: x.acts, hidden: x.hidden };
         expect(bench.acts[x.acts[0]].name, "every episode opens with the world's task act").toMatch(/^task:/);
+        expect(bench.envAct!({ card: x.card, acts: [], hidden: x.hidden }, null as never), "the task act is the episode's hidden plan").toBe(x.acts[0]);
         expect(bench.success(d)).toBe(x.success);
         expect(m.outcome(bench, d), "the outcome names the merge").toMatch(/both pass|only ours passes|only theirs passes|neither passes|merge conflict in/);
         expect(x.success).toBe(m.outcome(bench, d) === "both pass");

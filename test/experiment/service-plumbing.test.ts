@@ -5,25 +5,12 @@
 import { describe, expect, it } from "vitest";
 import { benchmarkFor } from "../../src/benchmarks/registry";
 import { createBackend } from "../../src/engine/backends/index";
-import { CONDITIONS, merge, validateConfig } from "../../src/experiment/config";
+import { CONDITIONS } from "../../src/experiment/config";
 import { runExperiment } from "../../src/experiment/experiment";
-import { presetConfig } from "../../src/experiment/presets";
 import { InlineExecutor } from "../../src/experiment/tasks";
+import { tinyConfig } from "./tiny-config";
 
-const TINY = { d: 16, layers: 1, heads: 2, mlpRatio: 2 };
-const config = validateConfig(
-  merge(presetConfig("service-smoke"), {
-    seeds: 1,
-    conditions: [...CONDITIONS],
-    corpus: { dialogues: 64 },
-    simulator: { model: TINY, pretrain: { steps: 4, batch: 16 } },
-    policy: { model: TINY, pretrain: { steps: 4, batch: 16 } },
-    rl: { steps: 2, prompts: 2, groupSize: 4, evalEvery: 2 },
-    population: { snapshotEvery: 1 },
-    panel: presetConfig("service-smoke").panel.slice(0, 2),
-    eval: { episodes: 16, curveEpisodes: 8, diagnosticSamples: 16, diagnosticSeeds: 1 },
-  }),
-);
+const config = tinyConfig("service-smoke");
 
 describe("Service end to end", () => {
   it("runs every condition and reports hidden state, world moves, pass^k, diagnostics and calibration", async () => {

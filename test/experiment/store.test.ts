@@ -30,6 +30,9 @@ const JOBS: Record<string, PretrainJob> = {
 };
 const SIMULATOR_JOBS = ["reference", "ensemble", "panel"];
 
+// every preset whose models ship in the store: service-paper's and cooperation-paper's pretrain live (hours of wasm)
+const STORED_PRESETS = ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick", "cooperation-smoke", "cooperation-quick"];
+
 describe("store keys", () => {
   it("are SHA-256 of the canonical JSON of the job's inputs (the same digest node:crypto gives)", () => {
     expect(canonicalJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: undefined } })).toBe('{"a":{"d":[3,{"e":2,"f":1}]},"b":1}');
@@ -76,8 +79,7 @@ describe("store keys", () => {
     expect(jobKey(samples, { kind: "ensemble", seed: 0, member: 2 }, "wasm")).not.toBe(jobKey(samples, JOBS.ensemble, "wasm"));
     expect(jobKey(samples, JOBS.ensemble, "wasm")).not.toBe(jobKey(QUICK, JOBS.ensemble, "wasm"));
     // every job of a run has its own key (kinds, members, seeds: each seed its own panel)
-    // service-paper's and cooperation-paper's models are left to live pretraining (hours of wasm)
-    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick", "cooperation-smoke", "cooperation-quick"]) {
+    for (const preset of STORED_PRESETS) {
       const c = presetConfig(preset);
       const jobs = seedsOf(c).flatMap((s) => pretrainJobs(c, s));
       expect(new Set(jobs.map((j) => jobKey(c, j, "wasm"))).size, preset).toBe(jobs.length);
@@ -158,8 +160,7 @@ describe("the shipped store (public/pretrained/)", () => {
 
   it("holds every job of every preset's own seeds", () => {
     const index = JSON.parse(readFileSync(join(STORE_DIR, "index.json"), "utf8")) as StoreIndex;
-    // service-paper's and cooperation-paper's models are left to live pretraining (hours of wasm)
-    for (const preset of ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick", "cooperation-smoke", "cooperation-quick"]) {
+    for (const preset of STORED_PRESETS) {
       const missing = presetRequests(preset).filter((r) => !index.models[jobKey(r.config, r.job, "wasm")]);
       expect(
         missing.map((r) => `${r.job.kind} ${r.job.seed}`),
