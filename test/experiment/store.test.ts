@@ -30,8 +30,8 @@ const JOBS: Record<string, PretrainJob> = {
 };
 const SIMULATOR_JOBS = ["reference", "ensemble", "panel"];
 
-// every preset whose models ship in the store: service-paper's and cooperation-paper's pretrain live (hours of wasm)
-const STORED_PRESETS = ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick", "cooperation-smoke", "cooperation-quick"];
+// every preset whose models ship in the store: service-paper's pretrain live (hours of wasm)
+const STORED_PRESETS = ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick", "cooperation-smoke", "cooperation-quick", "cooperation-paper"];
 
 describe("store keys", () => {
   it("are SHA-256 of the canonical JSON of the job's inputs (the same digest node:crypto gives)", () => {
