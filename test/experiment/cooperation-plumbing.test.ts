@@ -26,6 +26,7 @@ describe("Cooperation end to end", () => {
       for (const x of humans) {
         const d = { card: x.card, acts: x.acts, hidden: x.hidden };
         expect(bench.acts[x.acts[0]].name, "every episode opens with the world's task act").toMatch(/^task:/);
+        // no generator: the task act must follow from the hidden plan alone, not from a draw
         expect(bench.envAct!({ card: x.card, acts: [], hidden: x.hidden }, null as never), "the task act is the episode's hidden plan").toBe(x.acts[0]);
         expect(bench.success(d)).toBe(x.success);
         expect(m.outcome(bench, d), "the outcome names the merge").toMatch(/both pass|only ours passes|only theirs passes|neither passes|merge conflict in/);

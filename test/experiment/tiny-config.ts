@@ -6,8 +6,9 @@ import { presetConfig } from "../../src/experiment/presets";
 const TINY = { d: 16, layers: 1, heads: 2, mlpRatio: 2 };
 
 export function tinyConfig(preset: string): ExperimentConfig {
+  const base = presetConfig(preset);
   return validateConfig(
-    merge(presetConfig(preset), {
+    merge(base, {
       seeds: 1,
       conditions: [...CONDITIONS],
       corpus: { dialogues: 64 },
@@ -15,7 +16,7 @@ export function tinyConfig(preset: string): ExperimentConfig {
       policy: { model: TINY, pretrain: { steps: 4, batch: 16 } },
       rl: { steps: 2, prompts: 2, groupSize: 4, evalEvery: 2 },
       population: { snapshotEvery: 1 },
-      panel: presetConfig(preset).panel.slice(0, 2),
+      panel: base.panel.slice(0, 2),
       eval: { episodes: 16, curveEpisodes: 8, diagnosticSamples: 16, diagnosticSeeds: 1 },
     }),
   );
