@@ -6,14 +6,16 @@ import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../d
 import { throttle } from "../service/throttle";
 import { fixed, pct, seconds } from "./format";
 import { availableParallelism } from "node:os";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { PRESETS } from "../experiment/presets";
 import { benchmarkFor } from "../benchmarks/registry";
 import { modelConfig, modelOptions } from "../experiment/pretrain";
 import { microBenchmark } from "../engine/micro-benchmark";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
 import { fileTaskCache, ResumeError, type FileTaskCache } from "../experiment/node-task-cache";
+import { mergeReports, MergeError } from "../experiment/merge-reports";
+import { parseReport } from "../experiment/report-schema";
 import { InlineExecutor, type Executor } from "../experiment/tasks";
 import { NodeWorkerExecutor } from "../experiment/node-executor";
 import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, storeSize } from "../experiment/node-store";
@@ -163,6 +165,36 @@ program
       for (const [name, bytes] of encodePolicies(config, opts.backend, policies)) writeFileSync(join(opts.policies, name), bytes);
       log(`${policies.length} trained policies written to ${opts.policies}`);
     }
+  });
+
+program
+  .command("merge")
+  .description("merge the reports of one experiment run on different seeds (--seed-base) into the report of one run over all their seeds")
+  .argument("<reports...>", "RunReport JSON files of one config and backend whose seeds, together, are consecutive")
+  .requiredOption("--out <file>", "write the merged RunReport JSON here (not over one of the reports)")
+  .action((files: string[], opts: { out: string }) => {
+    if (files.length < 2) usageError(`merge needs two reports or more, got ${files.length}`);
+    if (files.some((f) => resolve(f) === resolve(opts.out))) usageError(`--out ${opts.out} is one of the reports to merge; write the merged report elsewhere`);
+    const reports = files.map((f) => {
+      try {
+        return parseReport(readFileSync(f, "utf8"));
+      } catch (e) {
+        usageError(`${f}: ${(e as Error).message}`);
+      }
+    });
+    let merged: RunReport;
+    try {
+      merged = mergeReports(reports, files);
+    } catch (e) {
+      if (e instanceof MergeError) usageError(e.message);
+      throw e;
+    }
+    process.stdout.write(formatReport(merged) + "\n");
+    writeFileSync(opts.out, JSON.stringify(merged, null, 1) + "\n");
+    const seeds = merged.config.seeds;
+    process.stderr.write(
+      `${files.length} reports merged (seeds ${merged.config.seedBase}–${merged.config.seedBase + seeds - 1}; their wall times sum to ${seconds(merged.timing.totalMs)}), written to ${opts.out}\n`,
+    );
   });
 
 program

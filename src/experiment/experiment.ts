@@ -74,6 +74,17 @@ export interface RunReport {
   // diagnosticsMs: wall time from submitting the diagnostics until they finish — they share the
   // workers with training, so it includes waiting for a free worker, not only their own compute
   timing: { totalMs: number; pretrainMs: number; trainMs: number; diagnosticsMs: number; units?: UnitTiming[] };
+  // the runs this report was merged from (merge-reports.ts), each on its own seeds; its timing is
+  // then their sum. Absent for a report of one run.
+  parts?: ReportPart[];
+}
+
+/** One run a merged report was made of: its seeds and its own wall time. */
+export interface ReportPart {
+  seedBase: number;
+  seeds: number;
+  totalMs: number;
+  parallel: number;
 }
 
 /** Wall time of one condition × seed unit's RL steps and evaluation (absent in older reports). */
@@ -125,8 +136,24 @@ function calibration(config: ExperimentConfig): Calibration {
   return benchmarkModule(config.benchmark).calibration(benchmarkFor(config), config.corpus, Rng.seed(12345));
 }
 
+/** A condition's seeds, in seed order, with their means and intervals. */
+export function conditionReport(id: ConditionId, seeds: SeedMetrics[]): ConditionReport {
+  const sorted = [...seeds].sort((a, b) => a.seed - b.seed);
+  const summary = Object.fromEntries(
+    SUMMARY_METRICS.map((k) => [
+      k,
+      summarize(
+        sorted.map((s) => s[k]),
+        0.95,
+        METRIC_BOUNDS[k],
+      ),
+    ]),
+  ) as Record<SummaryMetric, Summary>;
+  return { id, seeds: sorted, summary };
+}
+
 /** The comparisons the paper's claims are about: every RL condition against `single`. */
-function comparisons(conditions: ConditionReport[]): Comparison[] {
+export function comparisons(conditions: ConditionReport[]): Comparison[] {
   const single = conditions.find((c) => c.id === "single");
   if (!single) return [];
   const out: Comparison[] = [];
@@ -249,23 +276,12 @@ export async function runExperiment(
   ]);
   for (const e of diagnosticsErrors) opts.onNote?.(`the simulator diagnostics of seed ${e.seed} failed (${e.message}); every condition's results are kept`);
 
-  const conditions: ConditionReport[] = config.conditions.map((id) => {
-    const seedsOfC = metrics
-      .filter((x) => x.condition === id)
-      .map((x) => x.m)
-      .sort((a, b) => a.seed - b.seed);
-    const summary = Object.fromEntries(
-      SUMMARY_METRICS.map((k) => [
-        k,
-        summarize(
-          seedsOfC.map((s) => s[k]),
-          0.95,
-          METRIC_BOUNDS[k],
-        ),
-      ]),
-    ) as Record<SummaryMetric, Summary>;
-    return { id, seeds: seedsOfC, summary };
-  });
+  const conditions = config.conditions.map((id) =>
+    conditionReport(
+      id,
+      metrics.filter((x) => x.condition === id).map((x) => x.m),
+    ),
+  );
   const bench = benchmarkFor(config);
   const tTrained = performance.now();
   const module = benchmarkModule(config.benchmark);
