@@ -6,7 +6,7 @@ import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../d
 import { throttle } from "../service/throttle";
 import { fixed, pct, seconds } from "./format";
 import { availableParallelism } from "node:os";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PRESETS } from "../experiment/presets";
 import { benchmarkFor } from "../benchmarks/registry";
@@ -25,7 +25,7 @@ import { promptRemoteKeys, registerRemoteCommands } from "./remote-commands";
 import { formatReport } from "./report-text";
 import { configFromOptions } from "./config-options";
 import { registerRayCommands } from "./ray-commands";
-import { encodePolicies } from "../experiment/policies";
+import { encodePolicies, mergePolicies, parsePoliciesIndex } from "../experiment/policies";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId } from "../experiment/config";
 
@@ -172,9 +172,16 @@ program
   .description("merge the reports of one experiment run on different seeds (--seed-base) into the report of one run over all their seeds")
   .argument("<reports...>", "RunReport JSON files of one config and backend whose seeds, together, are consecutive")
   .requiredOption("--out <file>", "write the merged RunReport JSON here (not over one of the reports)")
-  .action((files: string[], opts: { out: string }) => {
+  .option("--policies <dir>", "also merge each report's trained policies (the folder beside it: a.json's a.policies/) into this folder")
+  .action((files: string[], opts: { out: string; policies?: string }) => {
     if (files.length < 2) usageError(`merge needs two reports or more, got ${files.length}`);
     if (files.some((f) => resolve(f) === resolve(opts.out))) usageError(`--out ${opts.out} is one of the reports to merge; write the merged report elsewhere`);
+    const policyDirs = files.map((f) => f.replace(/\.json$/, "") + ".policies");
+    if (opts.policies && policyDirs.some((d) => resolve(d) === resolve(opts.policies!)))
+      usageError(`--policies ${opts.policies} is one of the reports' policies folders; write the merged policies elsewhere`);
+    // an earlier merge's folder is replaced; any other folder with files in it is left alone
+    if (opts.policies && existsSync(opts.policies) && readdirSync(opts.policies).length && !existsSync(join(opts.policies, "index.json")))
+      usageError(`--policies ${opts.policies} is a folder of other files, not policies; choose another`);
     const reports = files.map((f) => {
       try {
         return parseReport(readFileSync(f, "utf8"));
@@ -189,8 +196,27 @@ program
       if (e instanceof MergeError) usageError(e.message);
       throw e;
     }
+    let policies: Map<string, Uint8Array> | undefined;
+    if (opts.policies) {
+      try {
+        const parts = files.map((_, i) => {
+          const dir = policyDirs[i];
+          const index = parsePoliciesIndex(readFileSync(join(dir, "index.json"), "utf8"));
+          return { name: dir, config: reports[i].config, index, read: (file: string) => new Uint8Array(readFileSync(join(dir, file))) };
+        });
+        policies = mergePolicies(merged.config, merged.env.backend, parts);
+      } catch (e) {
+        usageError(`the policies cannot be merged: ${(e as Error).message}`);
+      }
+    }
     process.stdout.write(formatReport(merged) + "\n");
     writeFileSync(opts.out, JSON.stringify(merged, null, 1) + "\n");
+    if (opts.policies && policies) {
+      rmSync(opts.policies, { recursive: true, force: true });
+      mkdirSync(opts.policies, { recursive: true });
+      for (const [name, bytes] of policies) writeFileSync(join(opts.policies, name), bytes);
+      process.stderr.write(`${policies.size - 1} trained policies written to ${opts.policies}\n`);
+    }
     const seeds = merged.config.seeds;
     process.stderr.write(
       `${files.length} reports merged (seeds ${merged.config.seedBase}–${merged.config.seedBase + seeds - 1}; their wall times sum to ${seconds(merged.timing.totalMs)}), written to ${opts.out}\n`,

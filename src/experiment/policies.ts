@@ -8,7 +8,9 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { z } from "zod";
 import type { Checkpoint } from "../engine/checkpoint";
-import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
+import { benchmarkFor } from "../benchmarks/registry";
+import { CONDITIONS, seedsOf, type ConditionId, type ExperimentConfig } from "./config";
+import { modelConfig } from "./pretrain";
 import { canonicalJson, decodeStored, encodeStored } from "./store";
 
 export const POLICIES_FORMAT = "collapse-lab/policies@1";
@@ -74,4 +76,36 @@ export function decodePolicy(bytes: Uint8Array, config: ExperimentConfig, backen
     const m = (e as Error).message;
     throw new Error(m.startsWith("it holds the model of key") ? `it was trained by another run than this recording (another config, backend or seed): re-record the preset` : m, { cause: e });
   }
+}
+
+/** One run's policies folder, for merging: its run's config, its index and a reader of its files. */
+export interface PoliciesPart {
+  name: string; // the folder, for errors
+  config: ExperimentConfig;
+  index: PoliciesIndex;
+  read: (file: string) => Uint8Array;
+}
+
+/**
+ * The policies of runs merged into one report (merge-reports.ts): each is checked against the run
+ * that trained it and written under the merged run's key, so the merged recording's Play page and
+ * `serve` accept them. Every condition × seed of every part must be there.
+ */
+export function mergePolicies(merged: ExperimentConfig, backend: string, parts: PoliciesPart[]): Map<string, Uint8Array> {
+  const shape = modelConfig(benchmarkFor(merged), merged.policy.model, "policy");
+  const policies = parts.flatMap((part) => {
+    if (part.index.backend !== backend) throw new Error(`${part.name} holds policies trained on ${part.index.backend}, not ${backend}`);
+    return part.config.conditions.flatMap((condition) =>
+      seedsOf(part.config).map((seed) => {
+        const entry = part.index.policies.find((p) => p.condition === condition && p.seed === seed);
+        if (!entry) throw new Error(`${part.name} has no policy of ${condition}, seed ${seed}`);
+        try {
+          return { condition, seed, checkpoint: decodePolicy(part.read(entry.file), part.config, backend, entry, shape) };
+        } catch (e) {
+          throw new Error(`${part.name}/${entry.file}: ${(e as Error).message}`, { cause: e });
+        }
+      }),
+    );
+  });
+  return encodePolicies(merged, backend, policies);
 }

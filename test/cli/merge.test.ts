@@ -1,7 +1,7 @@
 // `collapse-lab merge` through the real command: two runs on seeds 0 and 1 merge into the report of
 // one run on seeds 0–1, to the last digit; parts that could not be one run's (a seed twice, a
 // missing seed, another config or backend) are refused by name, and nothing is written over them.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,7 +31,7 @@ describe("collapse-lab merge", () => {
       ["part1.json", "--seeds", "1", "--seed-base", "1"],
     ];
     for (const [out, ...seeds] of runs) {
-      const r = await runCli([...SMALL, ...seeds, "--out", file(out)]);
+      const r = await runCli([...SMALL, ...seeds, "--out", file(out), "--policies", file(out.replace(".json", ".policies"))]);
       expect(r.code, r.stderr).toBe(0);
     }
   }, 600_000);
@@ -59,6 +59,23 @@ describe("collapse-lab merge", () => {
     ]);
     expect(merged.timing.totalMs).toBeCloseTo(read("part0.json").timing.totalMs + read("part1.json").timing.totalMs, 6);
     expect(merged.timing.units).toHaveLength(6);
+  });
+
+  it("merges their trained policies into the folder one run would have written, byte for byte", async () => {
+    const r = await runCli(["merge", file("part0.json"), file("part1.json"), "--out", file("merged.json"), "--policies", file("merged.policies")]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`6 trained policies written to ${file("merged.policies")}`);
+    const names = readdirSync(file("whole.policies")).sort();
+    expect(readdirSync(file("merged.policies")).sort()).toEqual(names);
+    for (const name of names) expect(readFileSync(join(file("merged.policies"), name)), name).toEqual(readFileSync(join(file("whole.policies"), name)));
+
+    // a report without its policies folder beside it: named, and nothing written
+    copyFileSync(file("part1.json"), file("bare.json"));
+    rmSync(file("out.policies"), { recursive: true, force: true });
+    const bare = await runCli(["merge", file("part0.json"), file("bare.json"), "--out", file("out.json"), "--policies", file("out.policies")]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/the policies cannot be merged: .*bare\.policies/);
+    expect(() => readdirSync(file("out.policies"))).toThrow();
   });
 
   it("refuses parts that could not be one run's, naming why, and writes nothing", async () => {
