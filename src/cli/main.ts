@@ -229,12 +229,16 @@ program
   .option("--preset <id>", "a preset to store (repeatable; default: every preset)", collect, [] as string[])
   .option("--dir <folder>", "the store's folder", STORE_DIR)
   .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
+  .option("--seeds <n>", "store the models of this many seeds instead of each preset's own (those `run --seeds N --seed-base S` loads)", integer(1))
+  .option("--seed-base <s>", "the first of those seeds", integer(0))
   .option("--prune", "then remove stored models that no current preset uses")
-  .action(async (opts: { preset: string[]; dir: string; parallel?: number; prune?: boolean }) => {
+  .action(async (opts: { preset: string[]; dir: string; parallel?: number; prune?: boolean; seeds?: number; seedBase?: number }) => {
     const ids = opts.preset.length ? opts.preset : PRESETS.map((p) => p.id);
+    const seeds = { ...(opts.seeds !== undefined ? { seeds: opts.seeds } : {}), ...(opts.seedBase !== undefined ? { seedBase: opts.seedBase } : {}) };
+    if (opts.prune && Object.keys(seeds).length) usageError("--prune keeps only the models of the presets' own seeds: it would remove those of --seeds/--seed-base; run it on its own");
     let requests;
     try {
-      requests = ids.flatMap(presetRequests);
+      requests = ids.flatMap((id) => presetRequests(id, seeds));
     } catch (e) {
       usageError((e as Error).message);
     }

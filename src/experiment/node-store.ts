@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { seedsOf, type ExperimentConfig } from "./config";
+import { seedsOf, validateConfig, type ExperimentConfig } from "./config";
 import { presetConfig } from "./presets";
 import { describeJob, pretrainJobs, type PretrainJob } from "./pretrain";
 import { decodeStored, encodeStored, expectedShape, fileStore, INDEX_FORMAT, indexEntry, jobKey, parseIndex, type PretrainStore, type StoreIndex } from "./store";
@@ -38,8 +38,9 @@ export interface StoreRequest {
   job: PretrainJob;
 }
 
-export function presetRequests(preset: string): StoreRequest[] {
-  const config = presetConfig(preset);
+/** The jobs of a preset's own seeds, or of other seeds (those a run with `--seeds`/`--seed-base` pretrains). */
+export function presetRequests(preset: string, seeds: { seeds?: number; seedBase?: number } = {}): StoreRequest[] {
+  const config = validateConfig({ ...presetConfig(preset), ...seeds });
   const jobs = seedsOf(config).flatMap((s) => pretrainJobs(config, s));
   return jobs.map((job) => ({ preset, config, job }));
 }

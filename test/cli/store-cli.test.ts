@@ -1,12 +1,14 @@
 // The store of pretrained models through the real command: `run` loads from public/pretrained/
 // by default and says so, `--no-store` pretrains live with the same numbers, and `store` keeps
-// intact files and pretrains a broken one again, naming it.
+// intact files and pretrains a broken one again, naming it, and stores other seeds than a preset's
+// own when asked.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { RunReport } from "../../src/experiment/experiment";
 import { presetConfig } from "../../src/experiment/presets";
+import { pretrainJobs } from "../../src/experiment/pretrain";
 import { jobKey, type StoreIndex } from "../../src/experiment/store";
 import { ROOT, runCli } from "./harness";
 
@@ -59,5 +61,23 @@ describe("collapse-lab store", () => {
     expect(broken.stderr).toContain(`${dir}/${file} is unusable (1000 bytes, index.json says ${original.length})`);
     expect(broken.stderr).toContain("1 model(s) pretrained and stored, 8 kept");
     expect(readFileSync(join(dir, file)).equals(original)).toBe(true); // pretrained again, bit for bit
+  });
+
+  it("stores the models of other seeds than the preset's own with --seeds and --seed-base", { timeout: 200_000 }, async () => {
+    const dir = join(tmp, "other-seeds");
+    const r = await cli(["store", "--preset", "persuasion-smoke", "--seeds", "1", "--seed-base", "7", "--dir", dir, "--parallel", "1"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`store ${dir}: 9 models asked for, 0 already stored, 9 to pretrain on wasm`);
+    const index = JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as StoreIndex;
+    const c = { ...presetConfig("persuasion-smoke"), seeds: 1, seedBase: 7 };
+    expect(Object.keys(index.models).sort()).toEqual(
+      pretrainJobs(c, 7)
+        .map((j) => jobKey(c, j, "wasm"))
+        .sort(),
+    );
+
+    const prune = await cli(["store", "--preset", "persuasion-smoke", "--seed-base", "7", "--dir", dir, "--prune"]);
+    expect(prune.code).toBe(2);
+    expect(prune.stderr).toContain("--prune keeps only the models of the presets' own seeds");
   });
 });
