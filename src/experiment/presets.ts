@@ -114,7 +114,7 @@ export const PRESETS: Preset[] = [
     scale: "paper",
     title: "Cooperation — the paper's comparison",
     description:
-      "all six conditions on the two-agent coding world, 5 seeds, 800 RL steps of 128 rollouts (vs and population are still rising at 400) (its 45 models pretrain live: hours on two cores; meant for WebGPU or the remote tier)",
+      "all six conditions on the two-agent coding world, 5 seeds, 800 RL steps of 128 rollouts (at 400, vs and population are still rising); its 45 models are in the store, and training takes about an hour on two cores",
     overrides: { seeds: 5, rl: { steps: 800 } },
   },
   {
