@@ -161,8 +161,7 @@ program
       log(`report written to ${opts.out}`);
     }
     if (opts.policies) {
-      mkdirSync(opts.policies, { recursive: true });
-      for (const [name, bytes] of encodePolicies(config, opts.backend, policies)) writeFileSync(join(opts.policies, name), bytes);
+      writePolicies(opts.policies, encodePolicies(config, opts.backend, policies));
       log(`${policies.length} trained policies written to ${opts.policies}`);
     }
   });
@@ -213,14 +212,11 @@ program
     writeFileSync(opts.out, JSON.stringify(merged, null, 1) + "\n");
     if (opts.policies && policies) {
       rmSync(opts.policies, { recursive: true, force: true });
-      mkdirSync(opts.policies, { recursive: true });
-      for (const [name, bytes] of policies) writeFileSync(join(opts.policies, name), bytes);
+      writePolicies(opts.policies, policies);
       process.stderr.write(`${policies.size - 1} trained policies written to ${opts.policies}\n`);
     }
-    const seeds = merged.config.seeds;
-    process.stderr.write(
-      `${files.length} reports merged (seeds ${merged.config.seedBase}–${merged.config.seedBase + seeds - 1}; their wall times sum to ${seconds(merged.timing.totalMs)}), written to ${opts.out}\n`,
-    );
+    const { seedBase, seeds } = merged.config;
+    process.stderr.write(`${files.length} reports merged (seeds ${seedBase}–${seedBase + seeds - 1}; their wall times sum to ${seconds(merged.timing.totalMs)}), written to ${opts.out}\n`);
   });
 
 program
@@ -234,11 +230,11 @@ program
   .option("--prune", "then remove stored models that no current preset uses")
   .action(async (opts: { preset: string[]; dir: string; parallel?: number; prune?: boolean; seeds?: number; seedBase?: number }) => {
     const ids = opts.preset.length ? opts.preset : PRESETS.map((p) => p.id);
-    const seeds = { ...(opts.seeds !== undefined ? { seeds: opts.seeds } : {}), ...(opts.seedBase !== undefined ? { seedBase: opts.seedBase } : {}) };
-    if (opts.prune && Object.keys(seeds).length) usageError("--prune keeps only the models of the presets' own seeds: it would remove those of --seeds/--seed-base; run it on its own");
+    if (opts.prune && (opts.seeds !== undefined || opts.seedBase !== undefined))
+      usageError("--prune keeps only the models of the presets' own seeds: it would remove those of --seeds/--seed-base; run it on its own");
     let requests;
     try {
-      requests = ids.flatMap((id) => presetRequests(id, seeds));
+      requests = ids.flatMap((id) => presetRequests(id, { seeds: opts.seeds, seedBase: opts.seedBase }));
     } catch (e) {
       usageError((e as Error).message);
     }
@@ -274,6 +270,12 @@ program
 
 registerRemoteCommands(program, { integer, collect, usageError });
 registerRayCommands(program, { integer, collect, usageError });
+
+/** A run's policies files (encodePolicies) into a folder. */
+function writePolicies(dir: string, files: Map<string, Uint8Array>): void {
+  mkdirSync(dir, { recursive: true });
+  for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
+}
 
 function usageError(message: string): never {
   process.stderr.write(`collapse-lab: ${message}\n`);

@@ -41,7 +41,7 @@ export function mergeReports(reports: RunReport[], names: string[] = reports.map
       throw new MergeError(`no report ran ${range(Array.from({ length: next - end }, (_, k) => end + k))} (between ${prev.name} and ${order[i].name}): the merged seeds must be consecutive`);
   }
   const last = order[order.length - 1].r.config;
-  const config: ExperimentConfig = { ...first.r.config, seedBase: first.r.config.seedBase, seeds: last.seedBase + last.seeds - first.r.config.seedBase };
+  const config: ExperimentConfig = { ...first.r.config, seeds: last.seedBase + last.seeds - first.r.config.seedBase };
   const all = order.map((o) => o.r);
   const seeds = seedsOf(config);
   const diagnosed = new Set(seeds.slice(0, config.eval.diagnosticSeeds));
@@ -60,8 +60,10 @@ export function mergeReports(reports: RunReport[], names: string[] = reports.map
   const stores = all.flatMap((r) => (r.store ? [r.store] : []));
   const parts: ReportPart[] = all.flatMap((r) => r.parts ?? [{ seedBase: r.config.seedBase, seeds: r.config.seeds, totalMs: r.timing.totalMs, parallel: r.env.parallel }]);
   const diagnosticsErrors = all.flatMap((r) => r.diagnosticsErrors ?? []).filter((e) => diagnosed.has(e.seed));
-  const merged: RunReport = {
-    ...first.r,
+  // a part's own diagnostics errors and parts are replaced by the merged ones
+  const { diagnosticsErrors: _errors, parts: _parts, ...rest } = first.r;
+  return {
+    ...rest,
     preset: all.every((r) => r.preset === first.r.preset) ? first.r.preset : null,
     config,
     pretraining: all.flatMap((r) => r.pretraining),
@@ -79,7 +81,7 @@ export function mergeReports(reports: RunReport[], names: string[] = reports.map
     comparisons: comparisons(conditions),
     // the diagnostics of the seeds one run would have diagnosed (its first eval.diagnosticSeeds)
     simulators: all.flatMap((r) => r.simulators).filter((d) => diagnosed.has(d.seed)),
-    diagnosticsErrors,
+    ...(diagnosticsErrors.length ? { diagnosticsErrors } : {}),
     timing: {
       totalMs: sum((r) => r.timing.totalMs),
       pretrainMs: sum((r) => r.timing.pretrainMs),
@@ -89,6 +91,4 @@ export function mergeReports(reports: RunReport[], names: string[] = reports.map
     },
     parts,
   };
-  if (!diagnosticsErrors.length) delete merged.diagnosticsErrors;
-  return merged;
 }

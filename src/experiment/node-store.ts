@@ -40,7 +40,8 @@ export interface StoreRequest {
 
 /** The jobs of a preset's own seeds, or of other seeds (those a run with `--seeds`/`--seed-base` pretrains). */
 export function presetRequests(preset: string, seeds: { seeds?: number; seedBase?: number } = {}): StoreRequest[] {
-  const config = validateConfig({ ...presetConfig(preset), ...seeds });
+  const own = presetConfig(preset);
+  const config = validateConfig({ ...own, seeds: seeds.seeds ?? own.seeds, seedBase: seeds.seedBase ?? own.seedBase });
   const jobs = seedsOf(config).flatMap((s) => pretrainJobs(config, s));
   return jobs.map((job) => ({ preset, config, job }));
 }

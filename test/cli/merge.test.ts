@@ -44,7 +44,7 @@ describe("collapse-lab merge", () => {
     expect(r.stderr).toMatch(/2 reports merged \(seeds 0–1; their wall times sum to [\d.]+ s\), written to /);
     const merged = read("merged.json");
     const whole = read("whole.json");
-    expect(merged.config).toEqual({ ...whole.config, parallel: merged.config.parallel });
+    expect(merged.config).toEqual(whole.config);
     expect(merged.conditions).toEqual(whole.conditions);
     expect(merged.comparisons).toEqual(whole.comparisons);
     expect(merged.comparisons.length).toBeGreaterThan(0);
