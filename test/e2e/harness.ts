@@ -14,6 +14,14 @@ export const CHROMIUM = found;
 export { CHROMIUM_ARGS };
 
 /**
+ * How long a navigation, or a wait on the page, may take. The app measures WebGPU against wasm
+ * while idle; on a software adapter (SwiftShader) that takes the CPU, and a navigation or reload
+ * that leaves a page mid-measurement waits for it: seconds, or tens of seconds on a busy two-core
+ * machine, beyond Playwright's default 30 s.
+ */
+export const SLOW_PAGE_MS = 120_000;
+
+/**
  * Builds the app into a fresh temporary folder and serves it; returns the server, its URL, the
  * folder (a build is 30–50 MB; callers may keep a browser profile or downloads there too) and
  * `cleanup()`, which closes the server and removes the folder: call it last, after the browser

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright";
 import type { FastifyInstance } from "fastify";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
 import { benchmarkFor } from "../../src/benchmarks/registry";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { presetConfig } from "../../src/experiment/presets";
@@ -144,6 +144,7 @@ describe("the LM lab on an endpoint (collapse-lab serve)", () => {
     "connects with a key, shows what the server offers, runs Direct vs VS with the measures, refuses γ without log-probs; the key goes nowhere else",
     async () => {
       const context = await browser.newContext();
+      context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
       const { page, errors, requests } = await labPage(context);
       const missing: string[] = [];
       page.on("response", (r) => r.status() === 404 && missing.push(r.url()));
@@ -213,6 +214,7 @@ describe("the LM lab on an endpoint (collapse-lab serve)", () => {
     "a wrong key, an unknown model and an origin the server does not allow each end in a readable message; changing the URL drops the key",
     async () => {
       const context = await browser.newContext();
+      context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
       const { page } = await labPage(context, 390);
       const loadError = () => page.getByTestId("load-error").textContent();
 

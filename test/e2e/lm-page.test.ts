@@ -5,7 +5,7 @@
 // origin; a Service preset's link opens the lab on Service's customer.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser } from "playwright";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
 const RUN_TIMEOUT = 90_000;
 
 let base: string;
@@ -28,6 +28,7 @@ describe("the LM lab page", () => {
     async () => {
       const t0 = Date.now();
       const context = await browser.newContext();
+      context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
       const page = await context.newPage();
       const errors: string[] = [];
       const foreign: string[] = [];
@@ -79,6 +80,7 @@ describe("the LM lab page", () => {
     "opens on Service from a Service preset's link and runs Direct vs VS with its customer prompts: verdicts, no real-data rows, no console errors",
     async () => {
       const context = await browser.newContext();
+      context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
       const page = await context.newPage();
       const errors: string[] = [];
       page.on("console", (m) => m.type() === "error" && errors.push(m.text()));

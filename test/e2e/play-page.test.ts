@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type BrowserContext, type Page } from "playwright";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
 import { CONDITIONS } from "../../src/experiment/config";
 import { formatPlaySetup } from "../../src/app/lib/play-link";
 
@@ -42,6 +42,7 @@ async function openPlayer(name: string, width: number): Promise<{ page: Page; er
     acceptDownloads: true,
   });
   contexts.push(context);
+  context.setDefaultTimeout(SLOW_PAGE_MS);
   const page = context.pages()[0] ?? (await context.newPage());
   pages.set(name, page);
   const errors: string[] = [];
@@ -49,7 +50,7 @@ async function openPlayer(name: string, width: number): Promise<{ page: Page; er
   page.on("pageerror", (e) => errors.push(e.message));
   await page.goto(studyUrl());
   try {
-    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: SLOW_PAGE_MS }).toBe(true);
   } catch (e) {
     throw new Error(`Start stayed off: ${await page.getByTestId("play-setup").innerText()} / ${errors.join("; ")}`, { cause: e });
   }
@@ -78,7 +79,7 @@ async function playDialogue(page: Page, key: string): Promise<string> {
   await page.keyboard.press("Enter");
   let first = true;
   for (let turn = 0; turn < 12; turn++) {
-    await page.locator('[data-testid="play-options"] button, [data-testid="play-reveal"]').first().waitFor({ timeout: 30_000 });
+    await page.locator('[data-testid="play-options"] button, [data-testid="play-reveal"]').first().waitFor({ timeout: SLOW_PAGE_MS });
     if (await page.getByTestId("play-reveal").count()) break;
     expect(await blindOk(page)).toBe(true);
     expect(await fits(page)).toBe(true);
@@ -105,7 +106,7 @@ async function exportFile(page: Page, testid: string, name: string): Promise<str
   return path;
 }
 
-describe("the Play page", () => {
+describe("the Play page", { timeout: 360_000 }, () => {
   let fileA: string;
   let fileB: string;
 
@@ -124,7 +125,7 @@ describe("the Play page", () => {
         await page.getByTestId("play-options").waitFor();
         await page.screenshot({ path: join(SHOTS, "play-dialogue-1280.png"), fullPage: true });
         await page.reload(); // an unfinished dialogue is not kept: the same dialogue is drawn again
-        await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);
+        await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: SLOW_PAGE_MS }).toBe(true);
       }
       revealed.push(await playDialogue(page, ["2", "3", "4"][i % 3]));
     }
@@ -160,7 +161,7 @@ describe("the Play page", () => {
     expect(await fits(page)).toBe(true);
     if (SHOTS) await page.screenshot({ path: join(SHOTS, "play-dialogue-390.png"), fullPage: true });
     await page.reload();
-    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: SLOW_PAGE_MS }).toBe(true);
     const revealed = [await playDialogue(page, "1"), await playDialogue(page, "5")];
     expect(new Set(revealed).size).toBe(2); // the first block: no condition twice
     expect(await fits(page)).toBe(true);
@@ -202,9 +203,9 @@ describe("the Play page", () => {
     await page.getByTestId("load").click();
     await page.getByTestId("device-instruct").waitFor({ timeout: 120_000 });
     await page.getByRole("link", { name: "Play" }).click();
-    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: SLOW_PAGE_MS }).toBe(true);
     await page.getByTestId("play-start").click();
-    await page.getByTestId("play-options").waitFor({ timeout: 30_000 });
+    await page.getByTestId("play-options").waitFor({ timeout: SLOW_PAGE_MS });
     const box = page.getByLabel(/in your own words/);
     await box.fill("I will think about it, 1 2 3");
     await box.press("Enter");
@@ -214,7 +215,7 @@ describe("the Play page", () => {
     if (SHOTS) await page.screenshot({ path: join(SHOTS, "play-own-words-1280.png"), fullPage: true });
     await reading.getByRole("button", { name: "Send" }).click();
     for (let turn = 0; turn < 12; turn++) {
-      await page.locator('[data-testid="play-options"] button, [data-testid="play-reveal"]').first().waitFor({ timeout: 30_000 });
+      await page.locator('[data-testid="play-options"] button, [data-testid="play-reveal"]').first().waitFor({ timeout: SLOW_PAGE_MS });
       if (await page.getByTestId("play-reveal").count()) break;
       expect(await blindOk(page)).toBe(true);
       await page.keyboard.press("1");
@@ -231,12 +232,12 @@ describe("the Play page", () => {
     // every preset's recording ships its policies now: the paper's are made absent, as on a host that lacks them
     await page.route("**/recorded/persuasion-paper.policies/**", (route) => route.fulfill({ status: 404, body: "" }));
     await page.goto(new URL("./#play", base).href);
-    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: SLOW_PAGE_MS }).toBe(true);
     await page.getByTestId("play-run").selectOption("recorded/persuasion-paper");
-    await expect.poll(() => page.getByTestId("play-unavailable").textContent(), { timeout: 30_000 }).toContain("The recording of persuasion-paper has no trained policies yet");
+    await expect.poll(() => page.getByTestId("play-unavailable").textContent(), { timeout: SLOW_PAGE_MS }).toContain("The recording of persuasion-paper has no trained policies yet");
     expect(await page.getByTestId("play-start").isDisabled()).toBe(true);
     await page.getByTestId("play-run").selectOption("recorded/persuasion-smoke");
-    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: SLOW_PAGE_MS }).toBe(true);
     await page.getByTestId("make-link").click();
     const link = await page.getByTestId("class-link").inputValue();
     expect(new URL(link).hash).toBe("#play");

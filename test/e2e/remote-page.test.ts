@@ -9,7 +9,7 @@ import { chromium, type BrowserContext, type Page } from "playwright";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
 import { driverLog, RAY_MISSING, startRayHead, type RayHead } from "../remote/ray-head";
 import { buildRelay } from "../../src/remote/ray/relay";
 
@@ -34,6 +34,7 @@ describe.skipIf(RAY_MISSING)("the Remote page with a real Ray head", () => {
     relay = buildRelay({ ray: head.address, token: TOKEN, origins: [new URL(base).origin] });
     relayUrl = await relay.listen({ host: "127.0.0.1", port: 0 });
     context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
   }, 300_000);
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type BrowserContext, type Page } from "playwright";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
 import { PRESETS } from "../../src/experiment/presets";
 
 let cleanup: (() => Promise<void>) | undefined;
@@ -17,6 +17,7 @@ beforeAll(async () => {
   let tmp: string;
   ({ base, tmp, cleanup } = await serveBuild("collapse-lab-runs-"));
   context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
 }, 180_000);
 
 afterAll(async () => {

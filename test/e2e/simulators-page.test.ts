@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type BrowserContext, type Page } from "playwright";
 import { join } from "node:path";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
 
 let cleanup: (() => Promise<void>) | undefined;
 let base: string;
@@ -16,6 +16,7 @@ let tmp: string;
 beforeAll(async () => {
   ({ base, tmp, cleanup } = await serveBuild("collapse-lab-e2e-sim-"));
   context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
 }, 180_000);
 
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type BrowserContext, type Page } from "playwright";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "./harness";
+import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
 import { parseReport } from "../../src/experiment/report-schema";
 import { PAGES } from "../../src/app/lib/url-state";
 
@@ -18,6 +18,7 @@ beforeAll(async () => {
   let tmp: string;
   ({ base, tmp, cleanup } = await serveBuild("collapse-lab-story-"));
   context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
+  context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
 }, 300_000);
 
 afterAll(async () => {
