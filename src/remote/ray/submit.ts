@@ -57,11 +57,11 @@ export function runSubmission(opts: RunJobOptions, workingDir: string): RayJobSu
 
 /** Uploads the package (unless the cluster has it) and submits the run; returns the job's id. */
 export async function submitRun(client: RayJobsClient, opts: RunJobOptions, onNote?: (m: string) => void): Promise<{ id: string; pkg: JobPackage; uploaded: boolean }> {
-  const pkg = await buildJobPackage({ store: opts.store, webgpu: opts.backend === "webgpu" });
+  const pkg = await buildJobPackage({ store: opts.store, run: { config: opts.config, backend: opts.backend }, webgpu: opts.backend === "webgpu" });
   const uploaded = !(await client.hasPackage(pkg.name));
   if (uploaded) {
     onNote?.(
-      `uploading the job's working directory (${(pkg.zip.length / 1e6).toFixed(1)} MB: the bundled code, driver.py${opts.store === false ? "" : ", the pretrained store"}${opts.backend === "webgpu" ? ", Dawn for linux-x64" : ""}) as ${pkg.uri}`,
+      `uploading the job's working directory (${(pkg.zip.length / 1e6).toFixed(1)} MB: the bundled code, driver.py${opts.store === false ? "" : `, ${pkg.models} stored model(s) the run loads`}${opts.backend === "webgpu" ? ", Dawn for linux-x64" : ""}) as ${pkg.uri}`,
     );
     await client.uploadPackage(pkg.name, pkg.zip);
   } else onNote?.(`the cluster already has this working directory (${pkg.uri})`);
