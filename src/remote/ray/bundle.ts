@@ -2,8 +2,8 @@
 // code as one bundled file (collapse-lab-ray.mjs: the engine, the benchmarks and the experiment),
 // driver.py, the stored pretrained models the run loads (a subset of the store, with its own
 // index.json) and, for WebGPU jobs, Dawn (the `webgpu` package's native addon for linux-x64, which
-// cannot be bundled). The zip's bytes depend only on its
-// contents, so its name (a hash of them) says whether the cluster already has it.
+// cannot be bundled). The zip's bytes depend only on its contents, so its name (a hash of them)
+// says whether the cluster already has it.
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -80,12 +80,12 @@ function storeFiles(storeDir: string, run?: { config: ExperimentConfig; backend:
  * backend load; `store: false` leaves them all out; `webgpu: true` adds Dawn.
  */
 export async function buildJobPackage(opts: { store?: boolean; storeDir?: string; run?: { config: ExperimentConfig; backend: string }; webgpu?: boolean } = {}): Promise<JobPackage> {
-  let files: Zippable = {
+  const models = opts.store === false ? {} : storeFiles(opts.storeDir ?? STORE_DIR, opts.run);
+  const files: Zippable = {
     "collapse-lab-ray.mjs": [await bundleNodeEntry(), { mtime: FIXED_TIME }],
     "driver.py": [readFileSync(join(HERE, "driver.py")), { mtime: FIXED_TIME }],
+    ...models,
   };
-  const models = opts.store === false ? {} : storeFiles(opts.storeDir ?? STORE_DIR, opts.run);
-  files = { ...files, ...models };
   if (opts.webgpu) {
     const dist = join(WEBGPU_DIR, "dist", DAWN_PLATFORM);
     if (!existsSync(join(dist, "dawn.node"))) throw new Error(`a WebGPU job needs Dawn for ${DAWN_PLATFORM} (${dist}/dawn.node), which this checkout lacks: run npm ci`);
