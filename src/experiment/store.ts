@@ -10,9 +10,9 @@ import { bytesToHex } from "@noble/hashes/utils.js";
 import { z } from "zod";
 import { CHECKPOINT_FORMAT, validateCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import type { ModelConfig } from "../engine/config";
-import type { ExperimentConfig } from "./config";
+import { seedsOf, type ExperimentConfig } from "./config";
 import { benchmarkFor } from "../benchmarks/registry";
-import { describeJob, ensembleFamily, jobRole, modelConfig, type PretrainJob, type PretrainResult } from "./pretrain";
+import { describeJob, ensembleFamily, jobRole, modelConfig, pretrainJobs, type PretrainJob, type PretrainResult } from "./pretrain";
 
 /** Bump whenever pretraining code changes what a job computes: every stored key changes with it. */
 export const STORE_VERSION = 1;
@@ -73,6 +73,11 @@ export function jobInputs(c: ExperimentConfig, job: PretrainJob, backend: string
 
 export function jobKey(c: ExperimentConfig, job: PretrainJob, backend: string): string {
   return bytesToHex(sha256(new TextEncoder().encode(canonicalJson(jobInputs(c, job, backend)))));
+}
+
+/** The keys of every model a run of this config on this backend pretrains (all its seeds). */
+export function runJobKeys(c: ExperimentConfig, backend: string): string[] {
+  return seedsOf(c).flatMap((seed) => pretrainJobs(c, seed).map((job) => jobKey(c, job, backend)));
 }
 
 /** What a stored result must look like to stand in for this job. */

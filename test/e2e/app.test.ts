@@ -2,10 +2,10 @@
 // in the system's headless Chromium (WebGPU on SwiftShader). Runs execute in the app's web
 // workers exactly as a user's would.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright";
+import type { BrowserContext, Page } from "playwright";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
+import { serveBuild, launchProfile } from "./harness";
 import { parseReport } from "../../src/experiment/report-schema";
 import { DEFAULT_PRESET, formatUrlState, parseUrlState } from "../../src/app/lib/url-state";
 import { presetConfig } from "../../src/experiment/presets";
@@ -19,8 +19,7 @@ let cleanup: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   ({ base, tmp, cleanup } = await serveBuild("collapse-lab-e2e-"));
-  context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, acceptDownloads: true });
-  context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
+  context = await launchProfile(join(tmp, "profile"), { acceptDownloads: true });
 }, 300_000); // a production build (tens of seconds alone, minutes on a busy machine) and a browser start
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
 // Shared by the end-to-end tests: a production build of the app served by Vite's preview server
 // on 127.0.0.1, and the system's headless Chromium with WebGPU on SwiftShader (found by
 // scripts/chromium.mjs: $CHROME_PATH, the standard locations, Playwright's).
+import { chromium, type BrowserContext } from "playwright";
 import { build, preview, type PreviewServer } from "vite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,8 @@ if (!found) throw new Error(INSTALL_HINT);
 export const CHROMIUM = found;
 export { CHROMIUM_ARGS };
 
+type LaunchOptions = NonNullable<Parameters<typeof chromium.launchPersistentContext>[1]>;
+
 /**
  * How long a navigation, or a wait on the page, may take. The app measures WebGPU against wasm
  * while idle; on a software adapter (SwiftShader) that takes the CPU, and a navigation or reload
@@ -20,6 +23,13 @@ export { CHROMIUM_ARGS };
  * machine, beyond Playwright's default 30 s.
  */
 export const SLOW_PAGE_MS = 120_000;
+
+/** The system's Chromium with its own profile in `dir` (its IndexedDB and storage), navigations allowed SLOW_PAGE_MS. */
+export async function launchProfile(dir: string, options: Omit<LaunchOptions, "executablePath" | "headless" | "args"> = {}): Promise<BrowserContext> {
+  const context = await chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, ...options });
+  context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
+  return context;
+}
 
 /**
  * Builds the app into a fresh temporary folder and serves it; returns the server, its URL, the

@@ -7,10 +7,10 @@
 // policies says so. With the LM lab's tiny models loaded, a reply written in one's own words is read
 // as an act and kept. `PLAY_SCREENSHOTS=dir` keeps screenshots of the page at both widths.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright";
+import type { BrowserContext, Page } from "playwright";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
+import { serveBuild, SLOW_PAGE_MS, launchProfile } from "./harness";
 import { CONDITIONS } from "../../src/experiment/config";
 import { formatPlaySetup } from "../../src/app/lib/play-link";
 
@@ -34,13 +34,7 @@ afterAll(async () => {
 });
 
 async function openPlayer(name: string, width: number): Promise<{ page: Page; errors: string[] }> {
-  const context = await chromium.launchPersistentContext(join(tmp, `profile-${name}`), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width, height: 900 },
-    acceptDownloads: true,
-  });
+  const context = await launchProfile(join(tmp, `profile-${name}`), { viewport: { width, height: 900 }, acceptDownloads: true });
   contexts.push(context);
   context.setDefaultTimeout(SLOW_PAGE_MS);
   const page = context.pages()[0] ?? (await context.newPage());
@@ -79,7 +73,7 @@ async function playDialogue(page: Page, key: string): Promise<string> {
   await page.keyboard.press("Enter");
   let first = true;
   for (let turn = 0; turn < 12; turn++) {
-    await page.locator('[data-testid="play-options"] button, [data-testid="play-reveal"]').first().waitFor({ timeout: SLOW_PAGE_MS });
+    await page.locator('[data-testid="play-options"] button, [data-testid="play-reveal"]').first().waitFor();
     if (await page.getByTestId("play-reveal").count()) break;
     expect(await blindOk(page)).toBe(true);
     expect(await fits(page)).toBe(true);
@@ -205,7 +199,7 @@ describe("the Play page", { timeout: 360_000 }, () => {
     await page.getByRole("link", { name: "Play" }).click();
     await expect.poll(() => page.getByTestId("play-start").isEnabled(), { timeout: SLOW_PAGE_MS }).toBe(true);
     await page.getByTestId("play-start").click();
-    await page.getByTestId("play-options").waitFor({ timeout: SLOW_PAGE_MS });
+    await page.getByTestId("play-options").waitFor();
     const box = page.getByLabel(/in your own words/);
     await box.fill("I will think about it, 1 2 3");
     await box.press("Enter");
@@ -215,7 +209,7 @@ describe("the Play page", { timeout: 360_000 }, () => {
     if (SHOTS) await page.screenshot({ path: join(SHOTS, "play-own-words-1280.png"), fullPage: true });
     await reading.getByRole("button", { name: "Send" }).click();
     for (let turn = 0; turn < 12; turn++) {
-      await page.locator('[data-testid="play-options"] button, [data-testid="play-reveal"]').first().waitFor({ timeout: SLOW_PAGE_MS });
+      await page.locator('[data-testid="play-options"] button, [data-testid="play-reveal"]').first().waitFor();
       if (await page.getByTestId("play-reveal").count()) break;
       expect(await blindOk(page)).toBe(true);
       await page.keyboard.press("1");

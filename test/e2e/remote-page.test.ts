@@ -5,11 +5,11 @@
 // is stopped from the page. Every response the browser receives is scanned for the token.
 // COLLAPSE_LAB_SHOTS=DIR saves screenshots of the page connected, running, finished and stopped.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright";
+import type { BrowserContext, Page } from "playwright";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
+import { serveBuild, launchProfile } from "./harness";
 import { driverLog, RAY_MISSING, startRayHead, type RayHead } from "../remote/ray-head";
 import { buildRelay } from "../../src/remote/ray/relay";
 
@@ -33,8 +33,7 @@ describe.skipIf(RAY_MISSING)("the Remote page with a real Ray head", () => {
     const tmp = served.tmp;
     relay = buildRelay({ ray: head.address, token: TOKEN, origins: [new URL(base).origin] });
     relayUrl = await relay.listen({ host: "127.0.0.1", port: 0 });
-    context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
+    context = await launchProfile(join(tmp, "profile"));
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
   }, 300_000);
 

@@ -3,10 +3,10 @@
 // fits the viewport from phone to desktop widths (wide tables scroll inside their own box); an
 // imported run compares with the paper's recording in one click.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright";
+import type { BrowserContext, Page } from "playwright";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
+import { serveBuild, launchProfile } from "./harness";
 import { PRESETS } from "../../src/experiment/presets";
 
 let cleanup: (() => Promise<void>) | undefined;
@@ -16,8 +16,7 @@ let context: BrowserContext;
 beforeAll(async () => {
   let tmp: string;
   ({ base, tmp, cleanup } = await serveBuild("collapse-lab-runs-"));
-  context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
+  context = await launchProfile(join(tmp, "profile"));
 }, 180_000);
 
 afterAll(async () => {

@@ -4,9 +4,9 @@
 // the real browser (γ = 1: the reference) with a notice until reset; the same-person view pairs
 // single and population on the default recording; π_ref is never written with an underscore.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright";
+import type { BrowserContext, Page } from "playwright";
 import { join } from "node:path";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
+import { serveBuild, launchProfile } from "./harness";
 
 let cleanup: (() => Promise<void>) | undefined;
 let base: string;
@@ -15,8 +15,7 @@ let tmp: string;
 
 beforeAll(async () => {
   ({ base, tmp, cleanup } = await serveBuild("collapse-lab-e2e-sim-"));
-  context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
+  context = await launchProfile(join(tmp, "profile"));
 }, 180_000);
 
 afterAll(async () => {

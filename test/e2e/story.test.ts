@@ -3,10 +3,10 @@
 // shows settings other than the URL's and the controls'; no page scrolls sideways at any width;
 // intervals stay within their bounds; presentation mode's text is large; Pause holds pretraining.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright";
+import type { BrowserContext, Page } from "playwright";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM, CHROMIUM_ARGS, serveBuild, SLOW_PAGE_MS } from "./harness";
+import { serveBuild, launchProfile } from "./harness";
 import { parseReport } from "../../src/experiment/report-schema";
 import { PAGES } from "../../src/app/lib/url-state";
 
@@ -17,8 +17,7 @@ let context: BrowserContext;
 beforeAll(async () => {
   let tmp: string;
   ({ base, tmp, cleanup } = await serveBuild("collapse-lab-story-"));
-  context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
-  context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
+  context = await launchProfile(join(tmp, "profile"), { viewport: { width: 1280, height: 800 } });
 }, 300_000);
 
 afterAll(async () => {

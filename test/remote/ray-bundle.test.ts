@@ -7,15 +7,14 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { unzipSync } from "fflate";
-import { seedsOf, validateConfig } from "../../src/experiment/config";
+import { validateConfig } from "../../src/experiment/config";
 import { STORE_DIR } from "../../src/experiment/node-store";
 import { presetConfig } from "../../src/experiment/presets";
-import { pretrainJobs } from "../../src/experiment/pretrain";
-import { jobKey, parseIndex } from "../../src/experiment/store";
+import { parseIndex, runJobKeys } from "../../src/experiment/store";
 import { buildJobPackage } from "../../src/remote/ray/bundle";
 
 const config = validateConfig(presetConfig("persuasion-smoke"));
-const keys = seedsOf(config).flatMap((s) => pretrainJobs(config, s).map((j) => jobKey(config, j, "wasm")));
+const keys = runJobKeys(config, "wasm");
 let dir: string;
 let stranger: string;
 

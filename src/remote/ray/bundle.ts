@@ -10,10 +10,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { zipSync, type Zippable } from "fflate";
-import { seedsOf, type ExperimentConfig } from "../../experiment/config";
+import type { ExperimentConfig } from "../../experiment/config";
 import { STORE_DIR } from "../../experiment/node-store";
-import { pretrainJobs } from "../../experiment/pretrain";
-import { INDEX_FORMAT, jobKey, parseIndex, type StoreIndex } from "../../experiment/store";
+import { INDEX_FORMAT, parseIndex, runJobKeys, type StoreIndex } from "../../experiment/store";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const FIXED_TIME = new Date("2000-01-01T00:00:00Z"); // the same contents make the same zip
@@ -63,7 +62,7 @@ function storeFiles(storeDir: string, run?: { config: ExperimentConfig; backend:
   } catch (e) {
     throw new Error(`${indexFile} is unreadable (${(e as Error).message}): mend it (collapse-lab store), or submit with --no-store`, { cause: e });
   }
-  const wanted = run && new Set(seedsOf(run.config).flatMap((seed) => pretrainJobs(run.config, seed).map((job) => jobKey(run.config, job, run.backend))));
+  const wanted = run && new Set(runJobKeys(run.config, run.backend));
   const keys = Object.keys(index.models)
     .filter((k) => (!wanted || wanted.has(k)) && existsSync(join(storeDir, index.models[k].file)))
     .sort();
