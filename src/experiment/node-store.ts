@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import lockfile from "proper-lockfile";
 import { seedsOf, validateConfig, type ExperimentConfig } from "./config";
 import { presetConfig } from "./presets";
 import { describeJob, pretrainJobs, type PretrainJob } from "./pretrain";
@@ -46,6 +47,39 @@ export function presetRequests(preset: string, seeds: { seeds?: number; seedBase
   return jobs.map((job) => ({ preset, config, job }));
 }
 
+/** Another writer holds the store's lock: two at once would each overwrite the other's index.json. */
+export class StoreLockedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StoreLockedError";
+  }
+}
+
+/** How long a lock may go unrefreshed before it counts as left behind by a writer that died (the holder refreshes it every half of this). */
+const LOCK_STALE_MS = 30_000;
+
+/**
+ * Takes the store folder's lock (a `.lock` folder in it) for one writer and returns its release.
+ * A second writer is refused at once, naming the lock; a lock its holder stopped refreshing is
+ * taken over.
+ */
+function lockStore(dir: string, log: (s: string) => void): () => void {
+  mkdirSync(dir, { recursive: true });
+  const lockfilePath = join(dir, ".lock");
+  try {
+    return lockfile.lockSync(dir, {
+      lockfilePath,
+      stale: LOCK_STALE_MS,
+      onCompromised: (e) => log(`the store's lock ${shown(lockfilePath)} was lost (${e.message}); another writer may now overwrite index.json`),
+    });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ELOCKED") throw e;
+    throw new StoreLockedError(
+      `${shown(dir)} is being written by another \`collapse-lab store\` (it holds ${shown(lockfilePath)}): wait for it to finish, or give both presets to one \`store\`; two at once would each overwrite the other's index.json`,
+    );
+  }
+}
+
 function readIndex(dir: string, log: (s: string) => void): StoreIndex {
   const file = join(dir, "index.json");
   if (existsSync(file)) {
@@ -71,10 +105,19 @@ function writeIndex(dir: string, index: StoreIndex): void {
 /**
  * Pretrains every requested job the store does not hold in a usable file, writes its file and
  * keeps index.json current after each one (an interrupted run keeps what it finished). Jobs that
- * several presets share are pretrained once. Re-runnable: stored jobs are checked and kept.
+ * several presets share are pretrained once. Re-runnable: stored jobs are checked and kept. One
+ * writer at a time: while one holds the folder's lock, another is refused (StoreLockedError).
  */
 export async function fillStore(dir: string, requests: StoreRequest[], executor: Executor, backend: string, log: (s: string) => void): Promise<{ stored: number; kept: number }> {
-  mkdirSync(dir, { recursive: true });
+  const release = lockStore(dir, log);
+  try {
+    return await fillLocked(dir, requests, executor, backend, log);
+  } finally {
+    release();
+  }
+}
+
+async function fillLocked(dir: string, requests: StoreRequest[], executor: Executor, backend: string, log: (s: string) => void): Promise<{ stored: number; kept: number }> {
   const index = readIndex(dir, log);
   const byKey = new Map<string, { config: ExperimentConfig; job: PretrainJob; presets: Set<string> }>();
   for (const r of requests) {
@@ -130,6 +173,15 @@ export async function fillStore(dir: string, requests: StoreRequest[], executor:
 
 /** Removes index entries whose key is not in `keep`, and every .bin file the index does not name. */
 export function pruneStore(dir: string, keep: Set<string>, log: (s: string) => void): string[] {
+  const release = lockStore(dir, log);
+  try {
+    return pruneLocked(dir, keep, log);
+  } finally {
+    release();
+  }
+}
+
+function pruneLocked(dir: string, keep: Set<string>, log: (s: string) => void): string[] {
   const index = readIndex(dir, log);
   const removed: string[] = [];
   for (const key of Object.keys(index.models)) {

@@ -3,7 +3,7 @@
 // files cannot drift from the code); a missing or corrupt file is never used — the job pretrains
 // live and the message names the file; a run reports where each model came from.
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { createBackend } from "../../src/engine/backends/index";
 import type { EngineBackend } from "../../src/engine/backend";
 import { applySet, seedsOf, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { runExperiment } from "../../src/experiment/experiment";
-import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR } from "../../src/experiment/node-store";
+import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, StoreLockedError } from "../../src/experiment/node-store";
 import { presetConfig } from "../../src/experiment/presets";
 import { describeJob, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
 import { parseReport } from "../../src/experiment/report-schema";
@@ -261,10 +261,12 @@ class CountingExecutor implements Executor {
   constructor(
     backend: EngineBackend,
     readonly answer?: (job: PretrainJob) => PretrainResult | undefined,
+    readonly gate?: Promise<void>, // every task waits for it
   ) {
     this.inline = new InlineExecutor(backend);
   }
   async run<T extends Task>(task: T): Promise<TaskResult<T>> {
+    await this.gate;
     if (task.kind === "pretrain") {
       this.pretrained.push(describeJob(task.config, task.job));
       const r = this.answer?.(task.job);
@@ -368,5 +370,46 @@ describe("the store's writer (collapse-lab store)", () => {
     expect(removed).toHaveLength(2);
     expect(Object.keys((JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as StoreIndex).models)).toEqual([policyKey]);
     expect(readdirSync(dir).sort()).toEqual([`${policyKey.slice(0, 16)}.bin`, "index.json"]);
+  });
+
+  it("lets one writer in at a time: while one stores, a second store or a prune is refused, naming the lock, and nothing is lost", async () => {
+    const own = mkdtempSync(join(tmpdir(), "collapse-lab-store-lock-"));
+    try {
+      const [first, second] = presetRequests("persuasion-smoke").filter((r) => r.job.kind === "reference" || r.job.kind === "policy");
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const answer = (job: PretrainJob) => fakeResult(SMOKE, job, 2);
+      const slow = new CountingExecutor(wasm, answer, gate); // its pretraining waits at the gate, holding the lock
+      const running = fillStore(own, [first], slow, "wasm", () => undefined);
+      const fast = new CountingExecutor(wasm, answer);
+      await expect(fillStore(own, [second], fast, "wasm", () => undefined)).rejects.toThrow(StoreLockedError);
+      await expect(fillStore(own, [second], fast, "wasm", () => undefined)).rejects.toThrow(/being written by another `collapse-lab store` \(it holds .*\.lock\)/);
+      expect(() => pruneStore(own, new Set(), () => undefined)).toThrow(StoreLockedError);
+      expect(fast.pretrained).toEqual([]); // refused before any work
+      open();
+      expect(await running).toEqual({ stored: 1, kept: 0 });
+      // released: the second writer gets in, and the index holds both
+      expect(await fillStore(own, [second], fast, "wasm", () => undefined)).toEqual({ stored: 1, kept: 0 });
+      const keys = [first, second].map((r) => jobKey(r.config, r.job, "wasm")).sort();
+      expect(Object.keys((JSON.parse(readFileSync(join(own, "index.json"), "utf8")) as StoreIndex).models).sort()).toEqual(keys);
+      expect(readdirSync(own)).not.toContain(".lock");
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+
+  it("takes over a lock its writer stopped refreshing (a store that was killed)", async () => {
+    const own = mkdtempSync(join(tmpdir(), "collapse-lab-store-stale-"));
+    try {
+      const lock = join(own, ".lock");
+      mkdirSync(lock); // what a killed writer leaves, last refreshed an hour ago
+      const old = new Date(Date.now() - 3_600_000);
+      utimesSync(lock, old, old);
+      const requests = presetRequests("persuasion-smoke").filter((r) => r.job.kind === "policy");
+      expect(await fillStore(own, requests, new CountingExecutor(wasm, (job) => fakeResult(SMOKE, job, 2)), "wasm", () => undefined)).toEqual({ stored: 1, kept: 0 });
+      expect(readdirSync(own)).not.toContain(".lock");
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 });
