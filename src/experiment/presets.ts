@@ -64,7 +64,8 @@ export const PRESETS: Preset[] = [
     benchmark: "persuasion",
     scale: "paper",
     title: "Persuasion — the paper's figure",
-    description: "all six conditions, 20 seeds (1000–1019, far from the seeds the world was tuned on), full budgets; its models are in the store, and training takes about 50 minutes on two idle cores",
+    description:
+      "all six conditions, 20 seeds (1000–1019, far from the seeds the world was tuned on), full budgets; its models are in the store, and training takes about 50 minutes on two idle cores",
     overrides: { seeds: 20, seedBase: 1000 },
   },
   {
