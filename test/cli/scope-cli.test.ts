@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { registerScopeCommands } from "../../src/cli/scope-commands";
+import { presetConfig } from "../../src/experiment/presets";
 
 class UsageError extends Error {}
 
@@ -113,7 +114,7 @@ describe("ray scope-command", () => {
     const body = JSON.parse(stdout) as { entrypoint: string; runtime_env: unknown; metadata: Record<string, string> };
     expect(body.entrypoint).toContain("--usim-fixed-opponent-model m1,m2 --usim-fixed-opponent-base-url http://a/v1,http://b/v1 --usim-fixed-opponent-api-key-var KA,KB");
     expect(body.runtime_env).toEqual({ working_dir: "/opt/scope", env_vars: { PYTHONPATH: "/root/Megatron-LM/", CUDA_DEVICE_MAX_CONNECTIONS: "1", NCCL_NVLS_ENABLE: "1" } });
-    expect(body.metadata).toEqual({ tool: "collapse-lab", kind: "scope", benchmark: "p4g", condition: "ensemble", seed: "0", module: "train_p4g_slime" });
+    expect(body.metadata).toEqual({ tool: "collapse-lab", kind: "scope", benchmark: "p4g", condition: "ensemble", seed: String(presetConfig("persuasion-paper").seedBase), module: "train_p4g_slime" }); // the default preset's first seed
   });
 
   it("usage errors name the problem", async () => {
