@@ -89,8 +89,9 @@ export const PRESETS: Preset[] = [
     benchmark: "service",
     scale: "paper",
     title: "Service — the paper's comparison",
-    description: "all six conditions on the customer-service world, 5 seeds, full budgets (hours on two cores; meant for WebGPU or the remote tier)",
-    overrides: { seeds: 5 },
+    description:
+      "all six conditions on the customer-service world, 5 seeds, full budgets and 1,200 RL steps of 128 rollouts (at 600, vs only starts to lead with humans); many hours on two cores, meant for WebGPU or the remote tier",
+    overrides: { seeds: 5, rl: { steps: 1200 } },
   },
   {
     id: "service-quick",
