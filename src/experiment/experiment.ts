@@ -177,9 +177,12 @@ export interface TaskCache {
   put(key: string, value: unknown): Promise<void>;
 }
 
-async function cached<T>(cache: TaskCache | undefined, key: string, compute: () => Promise<T>): Promise<T> {
+async function cached<T>(cache: TaskCache | undefined, key: string, compute: () => Promise<T>, onHit?: () => void): Promise<T> {
   const hit = (await cache?.get(key)) as T | undefined;
-  if (hit !== undefined) return hit;
+  if (hit !== undefined) {
+    onHit?.();
+    return hit;
+  }
   const value = await compute();
   await cache?.put(key, value);
   return value;
@@ -213,13 +216,22 @@ export async function runExperiment(
     opts.onNote?.(m);
   };
   let done = 0;
+  let resumed = 0; // pretrained in an earlier sitting of this run (the task cache), not now
   await Promise.all(
     jobs.map(async (job) => {
       const what = `seed ${job.seed}: ${describeJob(config, job)}`;
       const found = store ? await lookUp(store, config, job, opts.backend) : { source: "trained" as const, key: jobKey(config, job, opts.backend) };
       if (found.source === "trained" && found.unavailable) note(`${found.unavailable}; every model pretrains live`);
       if (found.source === "trained" && found.problem) note(`${found.problem} — pretraining ${what} live instead`);
-      const result = found.source === "store" ? found.result : await cached(cache, `pretrain:${JSON.stringify(job)}`, () => executor.run({ kind: "pretrain", config, job }));
+      const result =
+        found.source === "store"
+          ? found.result
+          : await cached(
+              cache,
+              `pretrain:${JSON.stringify(job)}`,
+              () => executor.run({ kind: "pretrain", config, job }),
+              () => resumed++,
+            );
       results.set(job, result);
       const problem = found.source === "trained" ? found.problem : undefined;
       sources.set(job, { model: describeJob(config, job), key: found.key, source: found.source, ...(problem ? { problem } : {}) });
@@ -228,7 +240,11 @@ export async function runExperiment(
   );
   const loaded = [...sources.values()].filter((s) => s.source === "store").length;
   const storeReport: StoreReport = { location: store?.location ?? null, loaded, trained: jobs.length - loaded, messages };
-  if (store) opts.onNote?.(`pretraining: ${loaded} of ${jobs.length} models from the store (${store.location})${loaded < jobs.length ? `, ${jobs.length - loaded} pretrained live` : ""}`);
+  const live = jobs.length - loaded - resumed;
+  if (store)
+    opts.onNote?.(
+      `pretraining: ${loaded} of ${jobs.length} models from the store (${store.location})${resumed ? `, ${resumed} from the run's earlier sittings` : ""}${live ? `, ${live} pretrained live` : ""}`,
+    );
   const pretrained = new Map<number, PretrainedSet>(seeds.map((s) => [s, assemblePretrained(config, s, results)]));
   const tPretrain = performance.now();
 

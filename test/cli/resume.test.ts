@@ -57,6 +57,22 @@ describe("collapse-lab run --resume", () => {
     expect(numbers(join(tmp, "third.json"))).toEqual(numbers(join(tmp, "first.json")));
   });
 
+  it("says which models came from the run's earlier sittings rather than pretraining them again", { timeout: 300_000 }, async () => {
+    // a corpus size no stored model was pretrained on: every model pretrains live, then is kept
+    const args = ["run", "--preset", "persuasion-smoke", "--set", 'conditions=["base"]', "--set", "eval.diagnosticSeeds=0", "--set", "corpus.dialogues=200", "--parallel", "1"];
+    const folder = join(tmp, "live-models");
+    const first = await runCli([...args, "--resume", folder, "--out", join(tmp, "live-first.json")]);
+    expect(first.code, first.stderr).toBe(0);
+    const jobs = readdirSync(folder).filter((f) => f.startsWith("pretrain")).length;
+    expect(jobs).toBeGreaterThan(1);
+    expect(first.stderr).toMatch(new RegExp(`pretraining: 0 of ${jobs} models from the store \\([^)]*\\), ${jobs} pretrained live`));
+    const second = await runCli([...args, "--resume", folder, "--out", join(tmp, "live-second.json")]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(new RegExp(`pretraining: 0 of ${jobs} models from the store \\([^)]*\\), ${jobs} from the run's earlier sittings\n`));
+    // the report does not depend on the sitting
+    expect(numbers(join(tmp, "live-second.json"))).toEqual(numbers(join(tmp, "live-first.json")));
+  });
+
   it("refuses a folder of a run with another config or backend, naming what differs, and changes nothing in it", { timeout: 120_000 }, async () => {
     const before = readFileSync(join(dir, "run.json"), "utf8");
     const files = readdirSync(dir).sort();
