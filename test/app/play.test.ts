@@ -16,7 +16,7 @@ import { CONDITION_INFO } from "../../src/app/lib/conditions";
 import { assign } from "../../src/app/lib/play-assign";
 import { formatPlaySetup, parsePlaySetup } from "../../src/app/lib/play-link";
 import { recordedPolicies, runKey, storedPolicies } from "../../src/app/lib/play-policies";
-import { EMPTY_MERGE, mergeFiles, parsePlayFile, playFile, recordsCsv, summariseRecords, type PlayRecord } from "../../src/app/lib/play-results";
+import { EMPTY_MERGE, mergeFiles, parsePlayFile, playFile, recordsCsv, summariseRecords, type MergedSet, type PlayRecord } from "../../src/app/lib/play-results";
 import { PlayDialogue, policyModel, replay } from "../../src/app/lib/play-session";
 import { DEFAULT_SETUP, PlayState } from "../../src/app/lib/play-state.svelte";
 import { MemoryPlayStore } from "../../src/app/lib/play-store";
@@ -294,6 +294,39 @@ describe("PlayState.merge", () => {
     expect(await results.merged()).toEqual(stored);
     await play.merge([{ name: "b.json", text: JSON.stringify(playFile([record({ player: "b" })])) }]);
     expect((await results.merged()).records.map((r) => r.player)).toEqual(["a", "b"]);
+  });
+
+  it("a second drop while the first is being stored merges into the first's set, and the stores land in order", async () => {
+    class SlowStore extends MemoryPlayStore {
+      writes: MergedSet[] = [];
+      override async putMerged(set: MergedSet) {
+        await new Promise((r) => setTimeout(r, this.writes.length === 0 ? 50 : 0)); // the first write is the slow one
+        this.writes.push(set);
+        await super.putMerged(set);
+      }
+    }
+    const results = new SlowStore();
+    const play = new PlayState({ results, fetch: stubFetch(), base: BASE });
+    const a = { name: "a.json", text: JSON.stringify(playFile([record({ player: "a" })])) };
+    const b = { name: "b.json", text: JSON.stringify(playFile([record({ player: "b" })])) };
+    const first = play.merge([a]);
+    const second = play.merge([a, b]);
+    await Promise.all([first, second]);
+    expect(play.mergeMessages).toEqual(["a.json: 0 dialogues added, 1 already merged (duplicates) left out", "b.json: 1 dialogue added"]);
+    expect(results.writes.map((s) => s.records.length)).toEqual([1, 2]);
+    expect((await results.merged()).records.map((r) => r.player)).toEqual(["a", "b"]);
+  });
+
+  it("a store that fails keeps the merged set on the page and says to export it", async () => {
+    class FullStore extends MemoryPlayStore {
+      override async putMerged(): Promise<void> {
+        throw new Error("QuotaExceededError");
+      }
+    }
+    const play = new PlayState({ results: new FullStore(), fetch: stubFetch(), base: BASE });
+    await play.merge([{ name: "a.json", text: JSON.stringify(playFile([record({ player: "a" })])) }]);
+    expect(play.merged.records).toHaveLength(1);
+    expect(play.mergeProblems).toEqual([expect.stringMatching(/^The merged set could not be stored in this browser \(QuotaExceededError\); .* export it/)]);
   });
 });
 

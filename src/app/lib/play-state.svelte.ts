@@ -81,6 +81,7 @@ export class PlayState {
   #ownWords: { at: number; text: string }[] = []; // replies given in the person's own words, by act position
   #startedAt = 0;
   #load = 0;
+  #merges: Promise<void> = Promise.resolve(); // merges and clears, one after another
 
   constructor(readonly deps: PlayDeps) {}
 
@@ -339,21 +340,38 @@ export class PlayState {
     if (this.persona.source === "drawn") this.drawPersona();
   }
 
-  /** Adds players' files to the merged set; a bad file is named and skipped, and the stored set changes only when a file added something. */
-  async merge(files: { name: string; text: string }[]): Promise<void> {
-    const { set, messages, problems } = mergeFiles(this.merged, files);
-    this.mergeMessages = messages;
-    this.mergeProblems = problems;
-    if (set.records.length !== this.merged.records.length || set.files.length !== this.merged.files.length) {
-      await this.deps.results.putMerged(set);
-      this.merged = set;
-    }
+  /**
+   * Adds players' files to the merged set; a bad file is named and skipped, and the stored set changes only when a file added something.
+   * Merges run one after another, so a second drop while the first is being stored merges into the first's set.
+   */
+  merge(files: { name: string; text: string }[]): Promise<void> {
+    return this.#afterMerges(async () => {
+      const { set, messages, problems } = mergeFiles(this.merged, files);
+      this.mergeMessages = messages;
+      this.mergeProblems = problems;
+      if (set.records.length !== this.merged.records.length || set.files.length !== this.merged.files.length) await this.#storeMerged(set);
+    });
   }
 
-  async clearMerged(): Promise<void> {
-    await this.deps.results.putMerged(EMPTY_MERGE);
-    this.merged = EMPTY_MERGE;
-    this.mergeMessages = [];
-    this.mergeProblems = [];
+  clearMerged(): Promise<void> {
+    return this.#afterMerges(async () => {
+      this.mergeMessages = [];
+      this.mergeProblems = [];
+      await this.#storeMerged(EMPTY_MERGE);
+    });
+  }
+
+  #afterMerges(step: () => Promise<void>): Promise<void> {
+    const run = this.#merges.then(step);
+    this.#merges = run.catch(() => undefined); // one failed step does not stop the next
+    return run;
+  }
+
+  /** Stores the set and shows it; when the browser cannot store it, it is still shown, with a problem that says to export it. */
+  async #storeMerged(set: MergedSet): Promise<void> {
+    await this.deps.results.putMerged(set).catch((e: Error) => {
+      this.mergeProblems = [...this.mergeProblems, `The merged set could not be stored in this browser (${e.message}); it is shown here, so export it before you leave the page.`];
+    });
+    this.merged = set;
   }
 }
