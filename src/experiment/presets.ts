@@ -73,7 +73,7 @@ export const PRESETS: Preset[] = [
     benchmark: "persuasion",
     scale: "quick",
     title: "Persuasion — quick",
-    description: "base, single, vs and population (ensemble and cotrain left out), 3 seeds, the paper's models, 300 RL steps of 64 rollouts; about 3 minutes on two cores",
+    description: "base, single, vs and population (ensemble and cotrain left out), 3 seeds, the paper's models, 300 RL steps of 64 rollouts; about 2 minutes on two cores",
     overrides: QUICK,
   },
   {
