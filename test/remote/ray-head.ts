@@ -4,7 +4,7 @@
 // Without the install the tests skip, unless COLLAPSE_LAB_REQUIRE_RAY=1 (CI), where they fail.
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer, type Server } from "node:net";
 import { join, resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -14,15 +14,22 @@ export const REQUIRE_RAY = process.env.COLLAPSE_LAB_REQUIRE_RAY === "1";
 /** Why the Ray tests skip here ("" when they run). */
 export const RAY_MISSING = HAVE_RAY || REQUIRE_RAY ? "" : "Ray is not installed (bash scripts/ray.sh)";
 
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const s = createServer();
-    s.once("error", fail);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => done(port));
-    });
-  });
+/** n distinct free ports: every listener stays open until all are chosen, so the OS cannot hand out one port twice. */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Server>((done, fail) => {
+          const s = createServer();
+          s.once("error", fail);
+          s.listen(0, "127.0.0.1", () => done(s));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
+  return ports;
 }
 
 export interface RayHead {
@@ -38,11 +45,23 @@ export interface RayHead {
 /** PATH with the venv first: the job's entrypoint runs `python` from the head's environment. */
 export const rayEnv = (): NodeJS.ProcessEnv => ({ ...process.env, PATH: `${RAY_BIN}:${process.env.PATH ?? ""}`, RAY_USAGE_STATS_ENABLED: "0", RAY_ADDRESS: "", RAY_API_SERVER_ADDRESS: "" });
 
+class PortTaken extends Error {}
+
+/** Starts a head; when a chosen port was taken by another process before Ray bound it (two test files start heads at once), again on new ports. */
 export async function startRayHead(opts: { cpus?: number } = {}): Promise<RayHead> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRayHeadOnce(opts);
+    } catch (e) {
+      if (!(e instanceof PortTaken) || attempt === 3) throw e;
+    }
+  }
+}
+
+async function startRayHeadOnce(opts: { cpus?: number }): Promise<RayHead> {
   if (!HAVE_RAY) throw new Error(`Ray is required here (COLLAPSE_LAB_REQUIRE_RAY=1) but ${join(RAY_BIN, "ray")} is missing: run bash scripts/ray.sh`);
   const tempDir = mkdtempSync("/tmp/rayt-"); // Ray's socket paths must stay short
-  const ports: number[] = [];
-  for (let i = 0; i < 9; i++) ports.push(await freePort());
+  const ports = await freePorts(9);
   const [gcs, dashboard, agentHttp, agentGrpc, envAgent, metrics, client, nodeManager, objectManager] = ports;
   const args = [
     "start",
@@ -99,7 +118,11 @@ export async function startRayHead(opts: { cpus?: number } = {}): Promise<RayHea
   // the dashboard answers once the head is up (tens of seconds on a busy machine)
   const deadline = Date.now() + 180_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`ray start exited with ${child.exitCode}:\n${out.slice(-3000)}`);
+    if (child.exitCode !== null) {
+      await stop();
+      const message = `ray start exited with ${child.exitCode}:\n${out.slice(-3000)}`;
+      throw /address already in use|port number \d+ that is used|failed to bind/i.test(out) ? new PortTaken(message) : new Error(message);
+    }
     try {
       const r = await fetch(`${address}/api/version`);
       if (r.ok) {
