@@ -45,20 +45,7 @@ export interface RayHead {
 /** PATH with the venv first: the job's entrypoint runs `python` from the head's environment. */
 export const rayEnv = (): NodeJS.ProcessEnv => ({ ...process.env, PATH: `${RAY_BIN}:${process.env.PATH ?? ""}`, RAY_USAGE_STATS_ENABLED: "0", RAY_ADDRESS: "", RAY_API_SERVER_ADDRESS: "" });
 
-class PortTaken extends Error {}
-
-/** Starts a head; when a chosen port was taken by another process before Ray bound it (two test files start heads at once), again on new ports. */
 export async function startRayHead(opts: { cpus?: number } = {}): Promise<RayHead> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startRayHeadOnce(opts);
-    } catch (e) {
-      if (!(e instanceof PortTaken) || attempt === 3) throw e;
-    }
-  }
-}
-
-async function startRayHeadOnce(opts: { cpus?: number }): Promise<RayHead> {
   if (!HAVE_RAY) throw new Error(`Ray is required here (COLLAPSE_LAB_REQUIRE_RAY=1) but ${join(RAY_BIN, "ray")} is missing: run bash scripts/ray.sh`);
   const tempDir = mkdtempSync("/tmp/rayt-"); // Ray's socket paths must stay short
   const ports = await freePorts(9);
@@ -120,8 +107,7 @@ async function startRayHeadOnce(opts: { cpus?: number }): Promise<RayHead> {
   for (;;) {
     if (child.exitCode !== null) {
       await stop();
-      const message = `ray start exited with ${child.exitCode}:\n${out.slice(-3000)}`;
-      throw /address already in use|port number \d+ that is used|failed to bind/i.test(out) ? new PortTaken(message) : new Error(message);
+      throw new Error(`ray start exited with ${child.exitCode}:\n${out.slice(-3000)}`);
     }
     try {
       const r = await fetch(`${address}/api/version`);
