@@ -13,11 +13,11 @@ import { runExperiment, type RunReport } from "../src/experiment/experiment";
 import { NodeWorkerExecutor } from "../src/experiment/node-executor";
 import { nodeStore } from "../src/experiment/node-store";
 import { presetConfig } from "../src/experiment/presets";
-import { isTerminal, RayJobsClient } from "../src/remote/ray/jobs";
-import { readJobLog, reportFromLog } from "../src/remote/ray/job-log";
-import { plainFetch } from "../src/remote/ray/node-http";
-import { submitRun } from "../src/remote/ray/submit";
-import { startRayHead } from "../test/remote/ray-head";
+import { isTerminal, RayJobsClient } from "../src/cluster/ray/jobs";
+import { readJobLog, reportFromLog } from "../src/cluster/ray/job-log";
+import { plainFetch } from "../src/cluster/ray/node-http";
+import { submitRun } from "../src/cluster/ray/submit";
+import { startRayHead } from "../test/cluster/ray-head";
 
 const { values } = parseArgs({ options: { preset: { type: "string", default: "persuasion-smoke" }, parallel: { type: "string", default: String(Math.min(availableParallelism(), 8)) } } });
 const preset = values.preset!;

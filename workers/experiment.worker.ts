@@ -25,10 +25,10 @@ class ExperimentWorker {
   #lostReason?: string;
 
   async init(backend: BackendName): Promise<BackendInfo> {
-    const { backend: b, info } = await createBackend(backend);
+    const { backend: b, info, gpuDevice } = await createBackend(backend);
     this.#backend = b;
     this.#info = info;
-    if (info.name === "webgpu") this.#watch((await import("@jax-js/jax")).getWebGPUDevice());
+    if (gpuDevice) this.#watch(gpuDevice);
     return info;
   }
 

@@ -1,9 +1,9 @@
 // The collapse-lab command line. Bad flags print one clear line and exit with code 2.
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { createNodeBackend } from "../engine/node-webgpu";
+import { createNodeBackend } from "../experiment/node-webgpu";
 import { parameterCount } from "../engine/config";
-import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../demo/pattern-task";
-import { throttle } from "../service/throttle";
+import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../engine/pattern-task";
+import { throttle } from "../util/throttle";
 import { fixed, pct, seconds } from "./format";
 import { availableParallelism } from "node:os";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -22,7 +22,7 @@ import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, storeSize 
 import { jobKey } from "../experiment/store";
 import { vsParseJson } from "../lm/vs-parse";
 import { promptRemoteKeys, registerRemoteCommands } from "./remote-commands";
-import { formatReport } from "./report-text";
+import { formatReport } from "../experiment/report-text";
 import { configFromOptions } from "./config-options";
 import { registerRayCommands } from "./ray-commands";
 import { encodePolicies, mergePolicies, parsePoliciesIndex } from "../experiment/policies";

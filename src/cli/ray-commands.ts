@@ -4,12 +4,12 @@
 import { writeFileSync } from "node:fs";
 import { Option, type Command } from "commander";
 import { parseReport } from "../experiment/report-schema";
-import { isTerminal, RayJobsError, type RayJobsClient, type RayJobInfo } from "../remote/ray/jobs";
-import { JobReportError, readJobLog, reportFromLog } from "../remote/ray/job-log";
-import { submitRun } from "../remote/ray/submit";
+import { isTerminal, RayJobsError, type RayJobsClient, type RayJobInfo } from "../cluster/ray/jobs";
+import { JobReportError, readJobLog, reportFromLog } from "../cluster/ray/job-log";
+import { submitRun } from "../cluster/ray/submit";
 import { configFromOptions, type ConfigOptions } from "./config-options";
 import type { CliHelpers } from "./remote-commands";
-import { formatReport } from "./report-text";
+import { formatReport } from "../experiment/report-text";
 import { addConnection, client, type Connection } from "./ray-connection";
 import { registerRelayCommand } from "./relay-command";
 import { registerScopeCommands } from "./scope-commands";

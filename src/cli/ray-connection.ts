@@ -1,7 +1,7 @@
 // The flags that say which Ray cluster a `collapse-lab ray …` command talks to, and its client.
 import type { Command } from "commander";
-import { RayJobsClient } from "../remote/ray/jobs";
-import { plainFetch } from "../remote/ray/node-http";
+import { RayJobsClient } from "../cluster/ray/jobs";
+import { plainFetch } from "../cluster/ray/node-http";
 
 const DEFAULT_TOKEN_ENV = "COLLAPSE_LAB_RAY_TOKEN";
 

@@ -1,10 +1,10 @@
 // `collapse-lab ray relay`: serves the app's Remote page the job endpoints of a Ray cluster
-// (src/remote/ray/relay.ts), with the cluster's token read from an environment variable and kept
+// (src/cluster/ray/relay.ts), with the cluster's token read from an environment variable and kept
 // on this side. Prints the URL it listens on; Ctrl-C stops it.
 import type { Command } from "commander";
-import { RayJobsClient, RayJobsError, rayAddress } from "../remote/ray/jobs";
-import { plainFetch } from "../remote/ray/node-http";
-import { buildRelay } from "../remote/ray/relay";
+import { RayJobsClient, RayJobsError, rayAddress } from "../cluster/ray/jobs";
+import { plainFetch } from "../cluster/ray/node-http";
+import { buildRelay } from "../cluster/ray/relay";
 import { DEFAULT_ORIGINS, type CliHelpers } from "./remote-commands";
 
 const DEFAULT_TOKEN_ENV = "COLLAPSE_LAB_RAY_TOKEN";

@@ -5,11 +5,11 @@ import { createReadStream } from "node:fs";
 import type { Command } from "commander";
 import { applySet, ConfigError, CONDITIONS, validateConfig, type ConditionId } from "../experiment/config";
 import { presetConfig } from "../experiment/presets";
-import { DEFAULT_SCOPE_OPTIONS, scopeJob, ScopeLaunchError, type ScopeLaunchOptions, type ScopeSimulator } from "../remote/scope/launch";
-import { readScopeMetrics, readScopeMetricsStream, toCurveSeries } from "../remote/scope/metrics";
+import { DEFAULT_SCOPE_OPTIONS, scopeJob, ScopeLaunchError, type ScopeLaunchOptions, type ScopeSimulator } from "../cluster/scope/launch";
+import { readScopeMetrics, readScopeMetricsStream, toCurveSeries } from "../cluster/scope/metrics";
 import { table } from "./format";
 import { addConnection, client, type Connection } from "./ray-connection";
-import { RayJobsError } from "../remote/ray/jobs";
+import { RayJobsError } from "../cluster/ray/jobs";
 
 export interface ScopeCliHelpers {
   integer: (min: number) => (value: string) => number;

@@ -24,7 +24,7 @@ const Pretrain = z.strictObject({
   lr: num(0, 1),
 });
 
-/** A real language model as a panel member: LmSimulator (src/lm/lm-simulator.ts) on transformers.js. */
+/** A real language model as a panel member: LmSimulator (src/simulators/lm.ts) on transformers.js. */
 const PanelLm = z.strictObject({
   model: z.string().min(1), // a local model folder in Hugging Face layout, written as a path (/abs, ./rel, ../rel), or a hub id ("HuggingFaceTB/SmolLM2-135M")
   mode: z.enum(["direct", "vs"]), // direct: sample the LM's label distribution; vs: Verbalized Sampling of it
@@ -39,7 +39,7 @@ const PanelLm = z.strictObject({
 
 /**
  * A model on a server with the OpenAI-compatible API as a panel member: RemoteSimulator
- * (src/remote/remote-simulator.ts). The API key is read from the environment variable `apiKeyEnv`
+ * (src/simulators/remote.ts). The API key is read from the environment variable `apiKeyEnv`
  * (or asked for by the CLI), never written in a config.
  */
 const PanelRemote = z

@@ -18,7 +18,7 @@ import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive, Humans, type UserSimulator } from "../simulators/simulator";
 import { VerbalizedSampling, vsExponent } from "../simulators/vs";
 import type { ExperimentConfig } from "./config";
-import { openLmPanel, type LmPanel } from "./lm-panel";
+import { openLmPanel, type LmPanel } from "./lm-simulators";
 import { modelOptions, type PretrainedSet } from "./pretrain";
 import { evaluate } from "./runner";
 

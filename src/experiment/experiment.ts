@@ -9,7 +9,7 @@ import { Rng } from "../engine/random";
 import { pairedDifference, summarize, type PairedSummary, type Summary } from "./stats";
 import { type ConditionId, type ExperimentConfig, seedsOf } from "./config";
 import type { DiagnosticsReport } from "./diagnostics";
-import { checkLmPanel } from "./lm-panel";
+import { checkLmPanel } from "./lm-simulators";
 import { assemblePretrained, describeJob, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
 import type { SeedMetrics, UnitProgress } from "./runner";
 import { jobKey, lookUp, type PretrainStore } from "./store";

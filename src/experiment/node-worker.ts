@@ -1,6 +1,6 @@
 // A worker_threads worker of NodeWorkerExecutor: one engine backend, tasks one at a time.
 import { parentPort, workerData } from "node:worker_threads";
-import { createNodeBackend } from "../engine/node-webgpu";
+import { createNodeBackend } from "./node-webgpu";
 import type { BackendName } from "../engine/backend";
 import { type DecodingMode, setDecoding } from "../benchmarks/encode";
 import { executeTask, type Task } from "./tasks";

@@ -4,7 +4,7 @@
 // predictive of the population (its KL is reported); panel simulators, and the ensemble's other
 // families, learn from corpora of differently skewed populations, smaller samples and other seeds,
 // as LLM families differ. Every seed pretrains its own models, its held-out panel included.
-// Panel members that are real LMs (`lm` in the config) are not pretrained (lm-panel.ts).
+// Panel members that are real LMs (`lm` in the config) are not pretrained (lm-simulators.ts).
 import type { Benchmark, Dialogue } from "../benchmarks/types";
 import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import type { EngineBackend, ModelOptions } from "../engine/backend";
@@ -87,8 +87,8 @@ export async function pretrain(backend: EngineBackend, bench: Benchmark, dialogu
 /** A held-out panel member, in config order: a pretrained network (collapsed to π^γ) or a real LM. */
 export type PanelEntry =
   | { name: string; gamma: number; result: PretrainResult }
-  | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> } // loaded by lm-panel.ts where it is used
-  | { name: string; remote: NonNullable<PanelMemberConfig["remote"]> }; // a remote server's model (lm-panel.ts)
+  | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> } // loaded by lm-simulators.ts where it is used
+  | { name: string; remote: NonNullable<PanelMemberConfig["remote"]> }; // a remote server's model (lm-simulators.ts)
 
 /** An ensemble member: a network and the γ it is collapsed with (null: the run's simulator.gamma, as the single simulator). */
 export interface EnsembleEntry {

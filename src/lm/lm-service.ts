@@ -3,7 +3,7 @@
 // workers/lm.worker.ts exposes it — so the same object runs (and is tested) in Node.
 import { TransformersEmbeddingModel, TransformersLanguageModel, runtimeVersions, type DeviceRequest, type LoadProgress, type LoadedInfo, type ModelSource, type TokenGeneration } from "./backend";
 import type { ContinuationScore, GenerateOptions, LmPrompt } from "./types";
-import { throttle, type Throttled } from "../service/throttle";
+import { throttle, type Throttled } from "../util/throttle";
 
 export interface LmJob {
   /** cancel(jobId) stops the job: generation at its next token, loads and scoring between steps. */

@@ -18,7 +18,7 @@ import { lookUp, type PretrainStore } from "../experiment/store";
 import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive } from "../simulators/simulator";
 import { VerbalizedSampling } from "../simulators/vs";
-import type { Side } from "../remote/act-text";
+import type { Side } from "../simulators/act-text";
 
 export interface ServedModel {
   id: string;

@@ -3,7 +3,7 @@
 // simulator of this project, a notebook — can play them. Routes: GET /v1/models,
 // GET /v1/models/:id, POST /v1/chat/completions (also streamed as server-sent events).
 //
-// A chat turn is the dialogue so far in the act-text format (src/remote/act-text.ts); the reply
+// A chat turn is the dialogue so far in the act-text format (src/simulators/act-text.ts); the reply
 // is one sampled act's text. With `logprobs`, each choice carries one "token" — the whole act —
 // with its log-probability under the model's own distribution (temperature 1, before top_p) and
 // the `top_logprobs` most likely acts. A model id ending in ":vs" answers in the Verbalized
@@ -25,7 +25,7 @@ import { z } from "zod";
 import type { Dialogue } from "../benchmarks/types";
 import { Rng } from "../engine/random";
 import { verbalize } from "../simulators/vs";
-import { actText, ActTextError, dialogueMessages, exampleDialogue, parseMessages } from "../remote/act-text";
+import { actText, ActTextError, dialogueMessages, exampleDialogue, parseMessages } from "../simulators/act-text";
 import type { ServedModel, ServedWorld } from "./models";
 import { TextRequestError, type ServedTextModel, type TextChoice, type TextMessage, type TextSampling, type TokenLogprob } from "./gguf";
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { marker, reportMarkers } from "../../src/remote/ray/job-log";
+import { marker, reportMarkers } from "../../src/cluster/ray/job-log";
 import { parseReport } from "../../src/experiment/report-schema";
 import { DEFAULT_RELAY, loadMemory, RelayClient, relayBase, remoteBackend, saveMemory, snapshotOf, storedRunOf, type RemoteJob } from "../../src/app/lib/remote-run";
 import { DEFAULT_STATE, parseUrlState } from "../../src/app/lib/url-state";

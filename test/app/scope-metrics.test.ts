@@ -3,7 +3,7 @@
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/svelte";
 import { afterEach, describe, expect, it } from "vitest";
 import ScopeMetrics from "../../src/app/components/remote/ScopeMetrics.svelte";
-import { readScopeMetrics } from "../../src/remote/scope/metrics";
+import { readScopeMetrics } from "../../src/cluster/scope/metrics";
 import { stubResizeObserver } from "./report-fixture";
 
 stubResizeObserver();

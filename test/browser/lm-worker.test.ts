@@ -3,7 +3,7 @@
 // CI) and on wasm (ORT's wasm served by the app, not a CDN); greedy text and continuation scores
 // equal the plain float64 reference; cancellation across the worker boundary; the tiny embedder.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import { Comlink, spawnLmWorker, RemoteEmbeddingModel, RemoteLanguageModel, type LmWorkerHandle } from "../../src/lm/lm-client";
+import { Comlink, spawnLmWorker, RemoteEmbeddingModel, RemoteLanguageModel, type LmWorkerHandle } from "../../src/app/lib/lm-client";
 import { lmErrorKind } from "../../src/lm/errors";
 import { TINY_EMBEDDER, TINY_LM, TinyGpt2Reference, makeTinyBert, makeTinyGpt2, referenceEmbedding, referenceWordPiece } from "../../src/lm/tiny";
 import type { LoadProgress } from "../../src/lm/backend";

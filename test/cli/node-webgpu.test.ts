@@ -1,4 +1,4 @@
-// `collapse-lab run --backend webgpu` in Node: jax-js on Dawn (src/engine/node-webgpu.ts), here
+// `collapse-lab run --backend webgpu` in Node: jax-js on Dawn (src/experiment/node-webgpu.ts), here
 // on Chromium's SwiftShader, a CPU implementation of Vulkan. Two webgpu runs of one config give
 // the same numbers (one on the main thread, one on two worker threads, each with its own Dawn);
 // a wasm run of that config gives numbers close to them; and when WebGPU cannot start the command
@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunReport } from "../../src/experiment/experiment";
-import { noAdapterMessage, SWIFTSHADER_ICD } from "../../src/engine/node-webgpu";
+import { noAdapterMessage, SWIFTSHADER_ICD } from "../../src/experiment/node-webgpu";
 import { runCli, type CliResult } from "./harness";
 
 const SWIFTSHADER = { VK_ICD_FILENAMES: SWIFTSHADER_ICD };

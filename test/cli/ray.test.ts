@@ -7,16 +7,16 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./harness";
-import { driverLog, RAY_MISSING, startRayHead, type RayHead } from "../remote/ray-head";
+import { driverLog, RAY_MISSING, startRayHead, type RayHead } from "../cluster/ray-head";
 import { parseReport } from "../../src/experiment/report-schema";
 import type { RunReport } from "../../src/experiment/experiment";
-import { RayJobsClient, isTerminal, type RayJobInfo } from "../../src/remote/ray/jobs";
-import { plainFetch } from "../../src/remote/ray/node-http";
-import { buildJobPackage } from "../../src/remote/ray/bundle";
-import { runSubmission } from "../../src/remote/ray/submit";
+import { RayJobsClient, isTerminal, type RayJobInfo } from "../../src/cluster/ray/jobs";
+import { plainFetch } from "../../src/cluster/ray/node-http";
+import { buildJobPackage } from "../../src/cluster/ray/bundle";
+import { runSubmission } from "../../src/cluster/ray/submit";
 import { validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
-import { SWIFTSHADER_ICD } from "../../src/engine/node-webgpu";
+import { SWIFTSHADER_ICD } from "../../src/experiment/node-webgpu";
 
 const JOB_MS = 420_000; // a smoke run on a busy 2-core machine, with Ray's own start-up
 

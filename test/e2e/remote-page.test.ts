@@ -10,8 +10,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { serveBuild, launchProfile } from "./harness";
-import { driverLog, RAY_MISSING, startRayHead, type RayHead } from "../remote/ray-head";
-import { buildRelay } from "../../src/remote/ray/relay";
+import { driverLog, RAY_MISSING, startRayHead, type RayHead } from "../cluster/ray-head";
+import { buildRelay } from "../../src/cluster/ray/relay";
 
 const TOKEN = "relay-e2e-token-4c9e21b7";
 const SHOTS = process.env.COLLAPSE_LAB_SHOTS;

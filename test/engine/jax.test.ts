@@ -8,7 +8,7 @@ import { DEFAULT_OPTIM, maskTable, type StepHyper, type TrainBatch } from "../..
 import { Rng } from "../../src/engine/random";
 import { JaxBackend } from "../../src/engine/backends/jax";
 import { ReferenceBackend, referenceObjective } from "../../src/engine/backends/reference";
-import { DEFAULT_PATTERN_TASK, runPatternTask } from "../../src/demo/pattern-task";
+import { DEFAULT_PATTERN_TASK, runPatternTask } from "../../src/engine/pattern-task";
 import { CONFIGS, FORBIDDEN, MASKS, MLE, POLICY, ROWS, finiteDifferences, policyBatch, randomCheckpoint, randomMask, randomTokens, relativeErrors, toParams } from "./fixtures";
 
 let jax: JaxBackend;

@@ -2,7 +2,7 @@
 // cooperative, SCOPE's curriculum) on hand-made groups.
 import { describe, expect, it } from "vitest";
 import { passCurve, passK } from "../../src/metrics/pass-k";
-import { simulatorRewards } from "../../src/experiment/conditions";
+import { simulatorRewards } from "../../src/simulators/cotrained";
 
 describe("pass^k", () => {
   it("is C(c, k) / C(n, k)", () => {

@@ -18,7 +18,7 @@ import { loadServedWorld, type ServedWorld } from "../../src/serve/models";
 import { buildServer } from "../../src/serve/server";
 import { RemoteClient } from "../../src/remote/client";
 import { apiKeyFor, rememberApiKey } from "../../src/remote/secrets";
-import { remoteLines } from "../../src/cli/report-text";
+import { remoteLines } from "../../src/experiment/report-text";
 
 const KEY = "sk-panel-test-7f3a9c1e5b";
 const KEY_ENV = "COLLAPSE_LAB_TEST_REMOTE_KEY";

@@ -12,7 +12,7 @@ import { nodeStore } from "../../src/experiment/node-store";
 import { parseReport } from "../../src/experiment/report-schema";
 import { loadServedWorld, type ServedWorld } from "../../src/serve/models";
 import { buildServer } from "../../src/serve/server";
-import { actText, allowedActs, cardMessage, dialogueMessages, matchAct } from "../../src/remote/act-text";
+import { actText, allowedActs, cardMessage, dialogueMessages, matchAct } from "../../src/simulators/act-text";
 import { RemoteClient } from "../../src/remote/client";
 import { parseVs } from "../../src/lm/vs-parse";
 import type { Dialogue } from "../../src/benchmarks/types";

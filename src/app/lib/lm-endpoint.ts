@@ -10,7 +10,7 @@
 import { RemoteClient, describeCapabilities, type Capabilities, type ChatRequest } from "../../remote/client";
 import { RemoteError, remoteErrorKind } from "../../remote/errors";
 import { chatReplies, RemoteLanguageModel, type OnText } from "../../remote/remote-lm";
-import { dialogueMessages } from "../../remote/act-text";
+import { dialogueMessages } from "../../simulators/act-text";
 import { LmCancelledError } from "../../lm/errors";
 import type { Benchmark, Dialogue } from "../../benchmarks/types";
 import type { ContinuationScore, GenerateOptions, Generation, LmPrompt } from "../../lm/types";

@@ -5,7 +5,7 @@
 // transformers.js is never imported here; the tiny test models are built in the page (a module
 // loaded only when they are picked) and handed to the worker in memory. Endpoint models (a server
 // over the OpenAI-compatible API) are called from the page itself: no worker is needed to wait on HTTP.
-import { Comlink, RemoteEmbeddingModel, RemoteLanguageModel, spawnLmWorker, type LmWorkerHandle } from "../../lm/lm-client";
+import { Comlink, RemoteEmbeddingModel, RemoteLanguageModel, spawnLmWorker, type LmWorkerHandle } from "./lm-client";
 import { LmCancelledError } from "../../lm/errors";
 import { detectWebGPU } from "../../engine/backends";
 import type { LoadProgress, ModelSource } from "../../lm/backend";

@@ -1,5 +1,5 @@
 // A person's own words mapped to the act they stand for, when a real LM is loaded (the LM lab's
-// instruct model): as the LM simulator does (lm/lm-simulator.ts), every allowed act's label is
+// instruct model): as the LM simulator does (simulators/lm.ts), every allowed act's label is
 // scored as a continuation of the benchmark's act-label prompt (the transcript so far, in text
 // style) and p(act) = softmax(label log-likelihood) over the allowed acts — here with the
 // person's words added to the transcript and the label asked for as their reply in the study's

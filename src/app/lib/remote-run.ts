@@ -1,14 +1,14 @@
 // The Remote page's logic, apart from the page: a client of the relay (`collapse-lab ray relay`,
-// src/remote/ray/relay.ts), what a job's log says (the human lines, the live learning curves,
+// src/cluster/ray/relay.ts), what a job's log says (the human lines, the live learning curves,
 // the failure's cause, the report once it finished), the run the Runs page keeps of a finished
 // job, and what the page remembers across reloads (the relay's URL, the job it follows).
 import type { BackendName } from "../../engine/backend";
 import type { ExperimentConfig } from "../../experiment/config";
 import type { RunReport } from "../../experiment/experiment";
 import type { CurvePoint } from "../../experiment/runner";
-import { readJobLog, reportFromLog } from "../../remote/ray/job-log";
-import type { RayJobStatus } from "../../remote/ray/jobs";
-import type { RelayInfo, RelayJobInfo } from "../../remote/ray/relay";
+import { readJobLog, reportFromLog } from "../../cluster/ray/job-log";
+import type { RayJobStatus } from "../../cluster/ray/jobs";
+import type { RelayInfo, RelayJobInfo } from "../../cluster/ray/relay";
 import type { StoredRun } from "./run-store";
 import type { BackendChoice, UrlState } from "./url-state";
 

@@ -10,7 +10,7 @@ import type { BackendName } from "../../engine/backend";
 import type { UnitProgress } from "../../experiment/runner";
 import type { Executor, Task, TaskResult } from "../../experiment/tasks";
 import type { ExperimentWorkerApi } from "../../../workers/experiment.worker";
-import { wrapWorker, type WorkerHandle } from "../../service/worker-handle";
+import { wrapWorker, type WorkerHandle } from "./worker-handle";
 
 interface Slot {
   worker: Worker;

@@ -34,8 +34,9 @@ export async function detectWebGPU(): Promise<{ adapter: AdapterInfo } | { reaso
   }
 }
 
-/** Starts the requested backend, falling back from webgpu to wasm with a stated reason. */
-export async function createBackend(requested: BackendRequest): Promise<{ backend: EngineBackend; info: BackendInfo }> {
+/** Starts the requested backend, falling back from webgpu to wasm with a stated reason; on
+ * webgpu it also returns the GPUDevice, so that its caller can watch it for loss. */
+export async function createBackend(requested: BackendRequest): Promise<{ backend: EngineBackend; info: BackendInfo; gpuDevice?: GPUDevice }> {
   switch (requested) {
     case "cpu":
       return { backend: new ReferenceBackend(), info: { requested, name: "cpu" } };
@@ -48,7 +49,8 @@ export async function createBackend(requested: BackendRequest): Promise<{ backen
       const { JaxBackend } = await import("./jax");
       if ("adapter" in found) {
         try {
-          return { backend: await JaxBackend.create("webgpu"), info: { requested, name: "webgpu", adapter: found.adapter } };
+          const backend = await JaxBackend.create("webgpu");
+          return { backend, info: { requested, name: "webgpu", adapter: found.adapter }, gpuDevice: backend.gpuDevice() };
         } catch (e) {
           return { backend: await JaxBackend.create("wasm"), info: { requested, name: "wasm", fallbackReason: (e as Error).message, adapter: found.adapter } };
         }

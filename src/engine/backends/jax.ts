@@ -6,7 +6,7 @@
 // jax-js arrays are reference counted and every call consumes its array arguments; this file
 // keeps that bookkeeping in one place: models own `params`, `m`, `v`, `table` and `causal`,
 // and pass `.ref`s (or `tree.ref`) into the jitted functions, which consume them.
-import { init, jit, lax, nn, numpy as np, tree, valueAndGrad, type Device } from "@jax-js/jax";
+import { getWebGPUDevice, init, jit, lax, nn, numpy as np, tree, valueAndGrad, type Device } from "@jax-js/jax";
 import { LN_EPS, MASK_BIAS, type ModelConfig, paramSpecs } from "../config";
 import { type Checkpoint, CHECKPOINT_FORMAT, validateCheckpoint } from "../checkpoint";
 import {
@@ -345,6 +345,11 @@ export class JaxBackend implements EngineBackend {
 
   private constructor(device: JaxDevice) {
     this.name = device;
+  }
+
+  /** The GPUDevice jax-js runs on (webgpu only), for callers that watch it for loss. */
+  gpuDevice(): GPUDevice | undefined {
+    return this.name === "webgpu" ? getWebGPUDevice() : undefined;
   }
 
   /** Starts the device; throws when jax-js cannot run it here. */

@@ -3,10 +3,10 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RayJobsClient, RayJobsError, rayAddress } from "../../src/remote/ray/jobs";
-import { plainFetch } from "../../src/remote/ray/node-http";
-import { marker, readJobLog, reportFromLog, reportMarkers, JobReportError } from "../../src/remote/ray/job-log";
-import { runSubmission } from "../../src/remote/ray/submit";
+import { RayJobsClient, RayJobsError, rayAddress } from "../../src/cluster/ray/jobs";
+import { plainFetch } from "../../src/cluster/ray/node-http";
+import { marker, readJobLog, reportFromLog, reportMarkers, JobReportError } from "../../src/cluster/ray/job-log";
+import { runSubmission } from "../../src/cluster/ray/submit";
 import { parseReport } from "../../src/experiment/report-schema";
 import { presetConfig } from "../../src/experiment/presets";
 import { validateConfig } from "../../src/experiment/config";

@@ -24,11 +24,11 @@ import type { Benchmark, BenchmarkLm, Dialogue, Persona } from "../benchmarks/ty
 import { benchmarkModule } from "../benchmarks/registry";
 import type { Rng } from "../engine/random";
 import { parseVs } from "../lm/vs-parse";
-import { cardPersonas, drawRows, type UserSimulator } from "../simulators/simulator";
+import { cardPersonas, drawRows, type UserSimulator } from "./simulator";
 import { allowedActs, dialogueMessages, matchAct } from "./act-text";
-import { RemoteClient, type ChatMessageIn, type ChatRequest } from "./client";
-import { RemoteError } from "./errors";
-import { RemoteLanguageModel } from "./remote-lm";
+import { RemoteClient, type ChatMessageIn, type ChatRequest } from "../remote/client";
+import { RemoteError } from "../remote/errors";
+import { RemoteLanguageModel } from "../remote/remote-lm";
 
 export interface RemoteSimulatorOptions {
   name?: string;

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applySet, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
-import { scopeJob, scopeJobs, ScopeLaunchError, shellJoin, shellQuote } from "../../src/remote/scope/launch";
+import { scopeJob, scopeJobs, ScopeLaunchError, shellJoin, shellQuote } from "../../src/cluster/scope/launch";
 
 const paper = presetConfig("persuasion-paper");
 const withSets = (c: ExperimentConfig, ...sets: string[]) => validateConfig(sets.reduce<unknown>(applySet, c));

@@ -11,7 +11,7 @@ import { validateConfig } from "../../src/experiment/config";
 import { STORE_DIR } from "../../src/experiment/node-store";
 import { presetConfig } from "../../src/experiment/presets";
 import { parseIndex, runJobKeys } from "../../src/experiment/store";
-import { buildJobPackage } from "../../src/remote/ray/bundle";
+import { buildJobPackage } from "../../src/cluster/ray/bundle";
 
 const config = validateConfig(presetConfig("persuasion-smoke"));
 const keys = runJobKeys(config, "wasm");

@@ -14,10 +14,10 @@ import { presetConfig } from "../../src/experiment/presets";
 import { buildServer } from "../../src/serve/server";
 import type { ServedWorld } from "../../src/serve/models";
 import { RemoteClient } from "../../src/remote/client";
-import { RemoteSimulator } from "../../src/remote/remote-simulator";
+import { RemoteSimulator } from "../../src/simulators/remote";
 import { RemoteError } from "../../src/remote/errors";
 import { RemoteLanguageModel } from "../../src/remote/remote-lm";
-import { LmSimulator } from "../../src/lm/lm-simulator";
+import { LmSimulator } from "../../src/simulators/lm";
 
 const config = presetConfig("persuasion-smoke");
 const bench = benchmarkFor(config);
@@ -321,7 +321,7 @@ describe("RemoteSimulator on the Service benchmark (world moves in the chat)", (
       const caps = await client.probe("human/0");
       expect(caps).toMatchObject({ chat: true, chatLogprobs: true, n: true });
       const s = new RemoteSimulator(sb, client, { model: "human/0" });
-      const { exampleDialogue } = await import("../../src/remote/act-text");
+      const { exampleDialogue } = await import("../../src/simulators/act-text");
       const d = exampleDialogue(sb, "user");
       const p = await s.distribution([d]);
       const want = sb.population.replyProbs(0, d);

@@ -11,7 +11,7 @@ import { Rng } from "../../src/engine/random";
 import { presetConfig } from "../../src/experiment/presets";
 import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
 import { play } from "../../src/experiment/rollout";
-import { LmSimulator } from "../../src/lm/lm-simulator";
+import { LmSimulator } from "../../src/simulators/lm";
 import { promptKey } from "../../src/lm/types";
 import type { ContinuationScore, LanguageModel, LmPrompt } from "../../src/lm/types";
 import { randomCheckpoint } from "../engine/fixtures";

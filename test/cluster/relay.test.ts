@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Command } from "commander";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
-import { buildRelay } from "../../src/remote/ray/relay";
+import { buildRelay } from "../../src/cluster/ray/relay";
 import { registerRelayCommand } from "../../src/cli/relay-command";
 import { presetConfig } from "../../src/experiment/presets";
 import { validateConfig } from "../../src/experiment/config";

@@ -1,10 +1,10 @@
 // The paper-style table of a RunReport as text: what `collapse-lab run` prints, and what a Ray
 // job's driver writes into the job's log.
 import { benchmarkModule } from "../benchmarks/registry";
-import type { RunReport } from "../experiment/experiment";
-import type { Summary } from "../experiment/stats";
-import { seconds, table } from "./format";
-import type { RemoteSimulatorStats } from "../remote/remote-simulator";
+import type { RunReport } from "./experiment";
+import type { Summary } from "./stats";
+import { seconds, table } from "../cli/format";
+import type { RemoteSimulatorStats } from "../simulators/remote";
 
 const ci = (s: Summary, asPct: boolean) => {
   const f = (x: number) => (asPct ? (100 * x).toFixed(1) : x.toFixed(2));

@@ -3,15 +3,15 @@
 // so prompts, γ and the LM simulator run unchanged on a worker-hosted model. No transformers.js
 // import here: it stays inside the worker.
 import * as Comlink from "comlink";
-import type { LmWorkerApi } from "../../workers/lm.worker";
-import type { LoadedInfo } from "./backend";
-import { wrapWorker, type WorkerHandle } from "../service/worker-handle";
-import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "./types";
+import type { LmWorkerApi } from "../../../workers/lm.worker";
+import type { LoadedInfo } from "../../lm/backend";
+import { wrapWorker, type WorkerHandle } from "./worker-handle";
+import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../../lm/types";
 
 export type LmWorkerHandle = WorkerHandle<LmWorkerApi>;
 
 export function spawnLmWorker(name = "collapse-lab lm"): LmWorkerHandle {
-  return wrapWorker(new Worker(new URL("../../workers/lm.worker.ts", import.meta.url), { type: "module", name }));
+  return wrapWorker(new Worker(new URL("../../../workers/lm.worker.ts", import.meta.url), { type: "module", name }));
 }
 
 let jobCounter = 0;

@@ -1,13 +1,13 @@
 // A small sequence task that exercises the whole engine end to end: from a random start the
 // policy must learn, from a reward only, to emit a cue-dependent 4-token pattern. It is the
 // command-line demo, the GRPO acceptance test and the worker's smoke job.
-import type { ModelConfig } from "../engine/config";
-import type { EngineBackend } from "../engine/backend";
-import { DEFAULT_OPTIM } from "../engine/backend";
-import { initCheckpoint, type Checkpoint } from "../engine/checkpoint";
-import { grpoUpdate, type GrpoHyper } from "../engine/grpo";
-import { generate } from "../engine/sampling";
-import { Rng } from "../engine/random";
+import type { ModelConfig } from "./config";
+import type { EngineBackend } from "./backend";
+import { DEFAULT_OPTIM } from "./backend";
+import { initCheckpoint, type Checkpoint } from "./checkpoint";
+import { grpoUpdate, type GrpoHyper } from "./grpo";
+import { generate } from "./sampling";
+import { Rng } from "./random";
 
 export const BOS = 0;
 export const CUES = [1, 2];

@@ -1,14 +1,13 @@
-// The engine inside a real module worker in headless Chromium, through Comlink, on WebGPU
-// (SwiftShader in CI) and wasm: agreement with the float64 reference, determinism, GRPO,
-// checkpoints transferred across the worker boundary, and WebGPU vs wasm.
-import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import { spawnEngineWorker, transferCheckpoint, Comlink, type EngineWorkerHandle } from "../../src/service/engine-client";
-import { cloneCheckpoint, initCheckpoint, type Checkpoint } from "../../src/engine/checkpoint";
-import { DEFAULT_OPTIM, maskTable, type StepHyper, type TrainBatch } from "../../src/engine/backend";
+// The engine in headless Chromium's page on WebGPU (SwiftShader in CI) and wasm: agreement with
+// the float64 reference, determinism, GRPO, cancellation, and WebGPU against wasm.
+import { describe, it, expect, beforeAll } from "vitest";
+import { initCheckpoint, type Checkpoint } from "../../src/engine/checkpoint";
+import { DEFAULT_OPTIM, maskTable, type EngineBackend, type StepHyper, type TrainBatch } from "../../src/engine/backend";
+import { createBackend, type BackendInfo } from "../../src/engine/backends";
 import { paramSpecs } from "../../src/engine/config";
 import { ReferenceBackend, referenceGradients } from "../../src/engine/backends/reference";
 import { Rng } from "../../src/engine/random";
-import { DEFAULT_PATTERN_TASK, type PatternProgress } from "../../src/demo/pattern-task";
+import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress, type PatternTaskConfig } from "../../src/engine/pattern-task";
 import { CONFIGS, MASKS, MLE, POLICY, ROWS, norm, policyBatch, randomCheckpoint, randomMask, randomTokens, toParams } from "../engine/fixtures";
 
 const BACKENDS = ["webgpu", "wasm"] as const;
@@ -22,33 +21,33 @@ function maxAbsDiffAllowed(a: Float32Array, b: Float32Array): number {
   return m;
 }
 
-const workers = new Map<string, EngineWorkerHandle>();
+const started = new Map<string, { backend: EngineBackend; info: BackendInfo }>();
 beforeAll(async () => {
   for (const b of BACKENDS) {
-    const w = spawnEngineWorker(`engine ${b}`);
-    workers.set(b, w);
-    const info = await w.api.init(b);
-    console.info(`${b} worker: ${JSON.stringify(info)}`);
+    const s = await createBackend(b);
+    started.set(b, s);
+    console.info(`${b}: ${JSON.stringify(s.info)}`);
   }
 }, 240_000); // jax-js on WebGPU (SwiftShader) and wasm: slow to start on a busy machine
-afterAll(() => workers.forEach((w) => w.terminate()));
 
-describe.each(BACKENDS)("engine in a module worker on %s", (backend) => {
-  const api = () => workers.get(backend)!.api;
+const pattern = (b: EngineBackend, config: Partial<PatternTaskConfig>, opts: Parameters<typeof runPatternTask>[2] = {}) => runPatternTask(b, { ...DEFAULT_PATTERN_TASK, ...config }, opts);
 
-  it("runs on the requested backend", async () => {
-    const info = await api().info();
-    expect(info?.name, info?.fallbackReason).toBe(backend);
+describe.each(BACKENDS)("engine on %s", (backend) => {
+  const be = () => started.get(backend)!.backend;
+
+  it("runs on the requested backend", () => {
+    const { info } = started.get(backend)!;
+    expect(info.name, info.fallbackReason).toBe(backend);
   });
 
   it("forward log-probs equal the float64 reference within 1e-4", async () => {
     const ck = randomCheckpoint(config, 21);
     const { tokens, cls } = randomTokens(config, Rng.seed(4));
     const dist = { temperature: 0.7, logitScale: 1.3 };
-    const id = await api().createModel(ck, opts);
-    const got = await api().tokenLogprobs(id, { rows: ROWS, tokens, cls }, dist);
+    const model = be().createModel(ck, opts);
+    const got = await model.tokenLogprobs({ rows: ROWS, tokens, cls }, dist);
     const want = await reference.createModel(ck, opts).tokenLogprobs({ rows: ROWS, tokens, cls }, dist);
-    await api().disposeModel(id);
+    model.dispose();
     expect(maxAbsDiffAllowed(got, want)).toBeLessThan(1e-4);
   });
 
@@ -58,9 +57,9 @@ describe.each(BACKENDS)("engine in a module worker on %s", (backend) => {
   ] as const)("gradients of the %s match the reference (rel. error < 1e-3 per tensor)", async (_, hyper) => {
     const ck = randomCheckpoint(config, 7);
     const batch = hyper === POLICY ? await policyBatch(config, ck, 11) : { ...randomTokens(config, Rng.seed(5)), rows: ROWS, mask: randomMask(ROWS * config.context, Rng.seed(6)) };
-    const id = await api().createModel(ck, opts);
-    const { grads } = await api().gradients(id, batch, hyper);
-    await api().disposeModel(id);
+    const model = be().createModel(ck, opts);
+    const { grads } = await model.gradients(batch, hyper);
+    model.dispose();
     const want = referenceGradients(config, toParams(ck), maskTable(config, MASKS).table, batch, hyper).grads;
     paramSpecs(config).forEach((s, k) => {
       const err = norm(grads[k].map((g, i) => g - want[k][i])) / Math.max(norm(want[k]), 1e-12);
@@ -68,24 +67,13 @@ describe.each(BACKENDS)("engine in a module worker on %s", (backend) => {
     });
   });
 
-  it("round-trips a checkpoint, transferred rather than copied", async () => {
-    const ck = randomCheckpoint(config, 2);
-    const keep = cloneCheckpoint(ck);
-    const id = await api().createModel(transferCheckpoint(ck), opts);
-    expect(ck.tensors[0].data.byteLength).toBe(0); // the buffer moved to the worker
-    const back = await api().checkpoint(id);
-    await api().disposeModel(id);
-    expect(back.tensors.map((t) => Array.from(t.data))).toEqual(keep.tensors.map((t) => Array.from(t.data)));
-    expect(back.config).toEqual(keep.config);
-  });
-
-  it("same seed ⇒ bit-identical weights; GRPO raises the reward; progress arrives through Comlink.proxy", async () => {
+  it("same seed ⇒ bit-identical weights; GRPO raises the reward; progress is reported every step", async () => {
     const steps = backend === "webgpu" ? 25 : 60; // SwiftShader is a CPU emulation of a GPU: slow
     const progress: PatternProgress[] = [];
-    const onProgress = Comlink.proxy((p: PatternProgress) => void progress.push(p));
-    const run = (jobId: string) => api().runPatternTask({ seed: 3, steps, evalEvery: 1000 }, { jobId, progressMs: 0 }, onProgress);
-    const a = await run("a");
-    const b = await run("b");
+    const onProgress = (p: PatternProgress) => void progress.push(p);
+    const run = () => pattern(be(), { seed: 3, steps, evalEvery: 1000 }, { onProgress });
+    const a = await run();
+    const b = await run();
     const bits = (ck: typeof a.checkpoint) => ck.tensors.map((t) => Array.from(new Uint32Array(t.data.buffer)));
     expect(bits(b.checkpoint)).toEqual(bits(a.checkpoint));
     expect(progress.filter((p) => p.step === steps)).toHaveLength(2);
@@ -94,14 +82,14 @@ describe.each(BACKENDS)("engine in a module worker on %s", (backend) => {
     expect(a.reward).toBeGreaterThan(first + 0.1);
   });
 
-  it("cancels a running job", async () => {
-    const cancelled = api().runPatternTask(
-      { steps: 100_000 },
-      { jobId: "long", progressMs: 0 },
-      Comlink.proxy((p: PatternProgress) => {
-        if (p.step >= 2) void api().cancel("long");
-      }),
-    );
+  it("stops a running task when its signal aborts", async () => {
+    const controller = new AbortController();
+    const cancelled = pattern(be(), { steps: 100_000 }, {
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.step >= 2) controller.abort(new Error("cancelled"));
+      },
+    });
     await expect(cancelled).rejects.toThrow(/cancelled/);
   });
 });
@@ -113,12 +101,11 @@ describe("webgpu and wasm", () => {
     const h: StepHyper = { ...DEFAULT_OPTIM, ...POLICY, lr: 1e-2, eps: 1e-2 };
     const results = [];
     for (const b of BACKENDS) {
-      const api = workers.get(b)!.api;
-      const id = await api.createModel(ck, opts);
-      const lp = await api.tokenLogprobs(id, batch);
-      for (let s = 0; s < 5; s++) await api.trainStep(id, batch, h);
-      results.push({ lp, ck: await api.checkpoint(id) });
-      await api.disposeModel(id);
+      const model = started.get(b)!.backend.createModel(ck, opts);
+      const lp = await model.tokenLogprobs(batch);
+      for (let s = 0; s < 5; s++) await model.trainStep(batch, h);
+      results.push({ lp, ck: await model.checkpoint() });
+      model.dispose();
     }
     const [gpu, cpu] = results;
     expect(maxAbsDiffAllowed(gpu.lp, cpu.lp)).toBeLessThan(1e-4);
@@ -128,8 +115,8 @@ describe("webgpu and wasm", () => {
     });
   });
 
-  it("a checkpoint initialised inside each worker equals the page's bit for bit", async () => {
-    // the pattern task initialises its policy in the worker from its seed; with 0 steps it returns that checkpoint
+  it("a checkpoint the pattern task initialises on each backend equals a direct initialisation bit for bit", async () => {
+    // the pattern task initialises its policy from its seed; with 0 steps it returns that checkpoint
     const seed = 5;
     const want = initCheckpoint(
       DEFAULT_PATTERN_TASK.model,
@@ -139,7 +126,7 @@ describe("webgpu and wasm", () => {
     ); // pattern-task.ts's derivation
     const bits = (ck: Checkpoint) => ck.tensors.map((t) => [t.name, Array.from(new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length))]);
     for (const b of BACKENDS) {
-      const { checkpoint: got } = await workers.get(b)!.api.runPatternTask({ seed, steps: 0 }, { jobId: `init-${b}` });
+      const { checkpoint: got } = await pattern(started.get(b)!.backend, { seed, steps: 0 });
       expect(got.config, b).toEqual(want.config);
       expect(bits(got), b).toEqual(bits(want));
     }

@@ -7,7 +7,7 @@
 // name), ignoring case and spacing, and checks whose turn each message is and that its act is
 // allowed there, so a wrong dialogue is a clear error instead of a silently different one.
 import type { Benchmark, Dialogue } from "../benchmarks/types";
-import type { ChatMessageIn } from "./client";
+import type { ChatMessageIn } from "../remote/client";
 import { Rng } from "../engine/random";
 
 export type Side = "user" | "agent"; // the side the served model plays

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBackend } from "../../src/engine/backends/index";
 import { ConfigError, merge, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { runExperiment, type RunReport } from "../../src/experiment/experiment";
-import { isLocalModel, modelSource } from "../../src/experiment/lm-panel";
+import { isLocalModel, modelSource } from "../../src/experiment/lm-simulators";
 import { presetConfig } from "../../src/experiment/presets";
 import { panelJobs } from "../../src/experiment/pretrain";
 import { InlineExecutor, type Executor, type Task } from "../../src/experiment/tasks";

@@ -13,11 +13,11 @@
 // identical prompts are scored once and distinct ones at most `concurrency` at a time.
 import type { Benchmark, Dialogue, Persona } from "../benchmarks/types";
 import type { Rng } from "../engine/random";
-import { cardPersonas, drawRows, type UserSimulator } from "../simulators/simulator";
-import { select, verbalize, type VsSelection } from "../simulators/vs";
+import { cardPersonas, drawRows, type UserSimulator } from "./simulator";
+import { select, verbalize, type VsSelection } from "./vs";
 import { benchmarkModule } from "../benchmarks/registry";
 import type { BenchmarkLm, LabelPromptStyle } from "../benchmarks/types";
-import { promptKey, type ContinuationScore, type LanguageModel } from "./types";
+import { promptKey, type ContinuationScore, type LanguageModel } from "../lm/types";
 
 type ActLabelPrompt = ReturnType<BenchmarkLm["actLabelPrompt"]>;
 

@@ -1,7 +1,7 @@
 // Reading SCOPE's metrics JSON lines ({"step", "data"}) from a file or a job's log: malformed
 // lines are skipped and counted by reason, other log text is ignored, chunks may split anywhere.
 import { describe, expect, it } from "vitest";
-import { readScopeMetrics, readScopeMetricsStream, ScopeMetricsReader, toCurveSeries } from "../../src/remote/scope/metrics";
+import { readScopeMetrics, readScopeMetricsStream, ScopeMetricsReader, toCurveSeries } from "../../src/cluster/scope/metrics";
 
 const SAMPLE = [
   "2026-04-03 10:00:00 - train_p4g_slime - INFO - starting", // log text

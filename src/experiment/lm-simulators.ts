@@ -14,15 +14,15 @@
 import type { Benchmark } from "../benchmarks/types";
 import type { BackendName } from "../engine/backend";
 import type { TransformersLanguageModel } from "../lm/backend"; // a type only: the module itself is imported lazily
-import { LmSimulator } from "../lm/lm-simulator";
+import { LmSimulator } from "../simulators/lm";
 import { promptKey } from "../lm/types";
 import type { ContinuationScore, LanguageModel } from "../lm/types";
 import type { ExperimentConfig, PanelMemberConfig } from "./config";
 import type { UserSimulator } from "../simulators/simulator";
 import { RemoteClient, describeCapabilities } from "../remote/client";
-import { RemoteSimulator, type RemoteSimulatorStats } from "../remote/remote-simulator";
+import { RemoteSimulator, type RemoteSimulatorStats } from "../simulators/remote";
 import { apiKeyFor } from "../remote/secrets";
-import { dialogueMessages, exampleDialogue } from "../remote/act-text";
+import { dialogueMessages, exampleDialogue } from "../simulators/act-text";
 import { benchmarkFor } from "../benchmarks/registry";
 
 export type PanelLmConfig = NonNullable<PanelMemberConfig["lm"]>;

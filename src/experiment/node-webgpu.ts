@@ -2,9 +2,9 @@
 // webgpu device starts in a Node process or worker_thread as it does in a browser. Node-only:
 // the CLI and its worker threads import this file, the browser app never does.
 import { existsSync } from "node:fs";
-import type { BackendName } from "./backend";
-import { createBackend, detectWebGPU, type AdapterInfo, type BackendInfo } from "./backends";
-import type { EngineBackend } from "./backend";
+import type { BackendName } from "../engine/backend";
+import { createBackend, detectWebGPU, type AdapterInfo, type BackendInfo } from "../engine/backends";
+import type { EngineBackend } from "../engine/backend";
 
 /** Chromium's Vulkan ICD for SwiftShader, a CPU implementation of Vulkan (Debian package chromium). */
 export const SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json";
