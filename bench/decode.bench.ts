@@ -6,7 +6,7 @@
 // (medians), the ratios, and whether the three gave the same numbers.
 // Usage: npm run bench:decode [-- --preset persuasion-quick --preset service-quick --steps 20 --repeats 3]
 import { parseArgs } from "node:util";
-import { table } from "../src/cli/format";
+import { table } from "../src/util/format";
 import { setDecoding, type DecodingMode } from "../src/benchmarks/encode";
 import { createBackend } from "../src/engine/backends";
 import { validateConfig, type ExperimentConfig } from "../src/experiment/config";

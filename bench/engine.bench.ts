@@ -8,7 +8,7 @@ import { DEFAULT_OPTIM, DEFAULT_POLICY, type EngineBackend, type EngineModel, ty
 import { createBackend } from "../src/engine/backends";
 import { Rng } from "../src/engine/random";
 import { sampleNext } from "../src/engine/sampling";
-import { table } from "../src/cli/format";
+import { table } from "../src/util/format";
 
 const SIZES: Record<string, { model: ModelConfig; rows: number }> = {
   small: { model: { vocab: 32, context: 16, d: 32, layers: 1, heads: 4, mlpRatio: 4, prefixLen: 0 }, rows: 64 },
@@ -65,7 +65,7 @@ async function measure(backend: EngineBackend): Promise<Row> {
 console.log(`engine bench — size "${values.size}": ${parameterCount(config)} parameters (vocab ${config.vocab}, context ${T}, d ${config.d}, ${config.layers} layer(s)), batch ${rows} × ${T}`);
 console.log(`machine: ${process.platform} ${process.arch}, node ${process.version}; each measurement: mean over ≥ 2 calls within ${values.seconds} s after one warm-up call\n`);
 const results: Row[] = [];
-for (const name of ["wasm", "cpu"] as const) {
+for (const name of ["wasm", "float64"] as const) {
   const { backend } = await createBackend(name);
   results.push(await measure(backend));
 }
@@ -75,7 +75,7 @@ console.log(
   table([
     ["backend", "train step", "train steps/s", "sample step", "sampled tokens/s", "first call (compile)"],
     ...results.map((r) => [
-      r.name === "cpu" ? "cpu (float64 reference)" : `${r.name} (jax-js, jit)`,
+      r.name === "float64" ? "cpu (float64 reference)" : `${r.name} (jax-js, jit)`,
       `${r.train.ms.toFixed(1)} ms`,
       perS(r.train.ms).toFixed(2),
       `${r.sample.ms.toFixed(1)} ms`,

@@ -7,7 +7,7 @@
 // so a condition that does not reach it is limited by RL, not by the model's size.
 // Usage: npm run bench:imitation [-- --preset service-quick --dialogues 4096 --episodes 512]
 import { parseArgs } from "node:util";
-import { table } from "../src/cli/format";
+import { table } from "../src/util/format";
 import { benchmarkFor, benchmarkModule } from "../src/benchmarks/registry";
 import type { Benchmark, Dialogue } from "../src/benchmarks/types";
 import { createBackend } from "../src/engine/backends";
@@ -55,12 +55,12 @@ if (!probe) {
 /** n dialogues of a deterministic agent with humans of the benchmark's population. */
 function withHumans(b: Benchmark, act: (d: Dialogue) => number, n: number, rng: Rng): Dialogue[] {
   return Array.from({ length: n }, () => {
-    const persona = b.population.sample(rng);
+    const persona = b.humans.sample(rng);
     const d: Dialogue = persona.hidden ? { card: persona.card, acts: [], hidden: persona.hidden } : { card: persona.card, acts: [] };
     for (let t = b.turn(d); t !== "done"; t = b.turn(d)) {
       if (t === "agent") d.acts.push(act(d));
       else if (t === "env") d.acts.push(b.envAct!(d, rng));
-      else d.acts.push(rng.categorical(b.population.replyProbs(persona.type, d)));
+      else d.acts.push(rng.categorical(b.humans.replyProbs(persona.type, d)));
     }
     return d;
   });

@@ -7,7 +7,7 @@
 // (--rl-steps shortens both runs' RL alike, e.g. to measure the per-step ratio in minutes)
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
-import { table } from "../src/cli/format";
+import { table } from "../src/util/format";
 import type { DecodingMode } from "../src/benchmarks/encode";
 import { runExperiment, type RunReport } from "../src/experiment/experiment";
 import { NodeWorkerExecutor } from "../src/experiment/node-executor";

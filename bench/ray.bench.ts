@@ -7,7 +7,7 @@
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { isDeepStrictEqual } from "node:util";
-import { table } from "../src/cli/format";
+import { table } from "../src/util/format";
 import { validateConfig } from "../src/experiment/config";
 import { runExperiment, type RunReport } from "../src/experiment/experiment";
 import { NodeWorkerExecutor } from "../src/experiment/node-executor";

@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadP4GStats, roundP4GStats } from "../src/benchmarks/persuasion/p4g-load";
 import { P4G_STRATEGIES, P4G_TRAITS, type Correlation } from "../src/benchmarks/persuasion/p4g-stats";
-import { fixed, pct, table } from "../src/cli/format";
+import { fixed, pct, table } from "../src/util/format";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const OUT = resolve(ROOT, "src/benchmarks/persuasion/p4g-stats.json");

@@ -77,7 +77,7 @@ export interface Benchmark {
   readonly cardLen: number; // persona card tokens a simulator sees as a prefix
   readonly context: number; // model sequence length for both roles
   readonly maskClasses: MaskClass[];
-  readonly population: HumanPopulation;
+  readonly humans: HumanPopulation;
 
   /** Mask class of the user's next act, given the dialogue (its last act is the agent's). */
   userClass(d: Dialogue): number;

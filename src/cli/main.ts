@@ -4,7 +4,7 @@ import { createNodeBackend } from "../experiment/node-webgpu";
 import { parameterCount } from "../engine/config";
 import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../engine/pattern-task";
 import { throttle } from "../util/throttle";
-import { fixed, pct, seconds } from "./format";
+import { fixed, pct, seconds } from "../util/format";
 import { availableParallelism } from "node:os";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -37,7 +37,7 @@ interface RunOptions {
   seeds?: number;
   seedBase?: number;
   set: string[];
-  backend: "wasm" | "webgpu" | "cpu";
+  backend: "wasm" | "webgpu" | "float64";
   parallel?: number;
   out?: string;
   policies?: string; // a folder for the trained policies
@@ -64,11 +64,11 @@ const program = new Command()
 program
   .command("demo")
   .description("train a small policy with GRPO, from a random start and a reward only, to emit a cue-dependent 4-token pattern")
-  .addOption(new Option("--backend <name>", "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)").choices(["wasm", "webgpu", "cpu"]).default("wasm"))
+  .addOption(new Option("--backend <name>", "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)").choices(["wasm", "webgpu", "float64"]).default("wasm"))
   .option("--seed <n>", "random seed", integer(0), DEFAULT_PATTERN_TASK.seed)
   .option("--steps <n>", "GRPO updates", integer(1), DEFAULT_PATTERN_TASK.steps)
   .option("--json", "print the result as JSON instead of text")
-  .action(async (opts: { backend: "wasm" | "webgpu" | "cpu"; seed: number; steps: number; json?: boolean }) => {
+  .action(async (opts: { backend: "wasm" | "webgpu" | "float64"; seed: number; steps: number; json?: boolean }) => {
     const { backend, info } = await createNodeBackend(opts.backend);
     const cfg = { ...DEFAULT_PATTERN_TASK, seed: opts.seed, steps: opts.steps };
     const log = (s: string) => (opts.json ? process.stderr : process.stdout).write(s + "\n");
@@ -104,7 +104,7 @@ program
   .option("--seeds <n>", "number of seeds", integer(1))
   .option("--seed-base <s>", "first seed", integer(0))
   .option("--set <path=value>", "override a config value, e.g. --set simulator.gamma=1 (repeatable)", collect, [] as string[])
-  .addOption(new Option("--backend <name>", "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)").choices(["wasm", "webgpu", "cpu"]).default("wasm"))
+  .addOption(new Option("--backend <name>", "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)").choices(["wasm", "webgpu", "float64"]).default("wasm"))
   .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
   .option("--out <file>", "write the RunReport JSON here")
   .option("--policies <dir>", "write every condition × seed's trained policy into this folder (the Play page's policies of a recording)")

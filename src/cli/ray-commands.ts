@@ -78,7 +78,7 @@ export function registerRayCommands(program: Command, helpers: CliHelpers): void
       .option("--seeds <n>", "number of seeds", integer(1))
       .option("--seed-base <s>", "first seed", integer(0))
       .option("--set <path=value>", "override a config value (repeatable)", collect, [] as string[])
-      .addOption(new Option("--backend <name>", "engine backend on the workers (webgpu asks Ray for a GPU per task)").choices(["wasm", "webgpu", "cpu"]).default("wasm"))
+      .addOption(new Option("--backend <name>", "engine backend on the workers (webgpu asks Ray for a GPU per task)").choices(["wasm", "webgpu", "float64"]).default("wasm"))
       .option("--no-store", "pretrain every model on the cluster instead of shipping the stored ones")
       .option("--task-cpus <n>", "CPUs Ray reserves for each task", Number, 1)
       .option("--task-gpus <n>", "GPUs per task (default: 1 with --backend webgpu, else 0)", Number)
@@ -90,7 +90,7 @@ export function registerRayCommands(program: Command, helpers: CliHelpers): void
   ).action(
     (
       opts: ConfigOptions &
-        Connection & { backend: "wasm" | "webgpu" | "cpu"; store: boolean; taskCpus: number; taskGpus?: number; taskHeapMb?: number; python: string; env: string[]; follow?: boolean; out?: string },
+        Connection & { backend: "wasm" | "webgpu" | "float64"; store: boolean; taskCpus: number; taskGpus?: number; taskHeapMb?: number; python: string; env: string[]; follow?: boolean; out?: string },
     ) =>
       guard(async () => {
         const config = configFromOptions(opts, usageError);

@@ -42,7 +42,7 @@ export function registerRemoteCommands(program: Command, { integer, collect, usa
     .option("--port <n>", "port (0: any free one)", integer(0), 8000)
     .option("--cors-origin <origin>", `an origin a browser page may call from (repeatable; default ${DEFAULT_ORIGINS.join(", ")})`, collect, [] as string[])
     .option("--api-key-env <name>", "require the API key held in this environment variable")
-    .addOption(new Option("--backend <name>", "engine backend").choices(["wasm", "cpu"]).default("wasm"))
+    .addOption(new Option("--backend <name>", "engine backend").choices(["wasm", "float64"]).default("wasm"))
     .option("--no-store", "pretrain every model live instead of loading stored ones")
     .option("--quiet", "do not log requests")
     .action(
@@ -58,7 +58,7 @@ export function registerRemoteCommands(program: Command, { integer, collect, usa
         port: number;
         corsOrigin: string[];
         apiKeyEnv?: string;
-        backend: "wasm" | "cpu";
+        backend: "wasm" | "float64";
         store: boolean;
         quiet?: boolean;
       }) => {

@@ -7,7 +7,7 @@ import { applySet, ConfigError, CONDITIONS, validateConfig, type ConditionId } f
 import { presetConfig } from "../experiment/presets";
 import { DEFAULT_SCOPE_OPTIONS, scopeJob, ScopeLaunchError, type ScopeLaunchOptions, type ScopeSimulator } from "../cluster/scope/launch";
 import { readScopeMetrics, readScopeMetricsStream, toCurveSeries } from "../cluster/scope/metrics";
-import { table } from "./format";
+import { table } from "../util/format";
 import { addConnection, client, type Connection } from "./ray-connection";
 import { RayJobsError } from "../cluster/ray/jobs";
 

@@ -20,9 +20,10 @@
 //   global-norm clip and an AdamW update.
 import type { ModelConfig } from "./config";
 import type { Checkpoint } from "./checkpoint";
-import type { Decoder, DecoderOptions } from "./decode";
+import type { Decoder, DecoderOptions, Dist } from "./decode";
+export type { Dist } from "./decode";
 
-export type BackendName = "wasm" | "webgpu" | "cpu";
+export type BackendName = "wasm" | "webgpu" | "float64";
 
 export interface ModelOptions {
   /** Batch rows the model is compiled for; calls may pass fewer rows (they are padded). */
@@ -35,11 +36,6 @@ export interface TokenBatch {
   rows: number; // real rows, ≤ capacity
   tokens: Int32Array; // [rows, T]
   cls?: Int32Array; // [rows, T] allowed class of each token; default 0
-}
-
-export interface Dist {
-  temperature?: number; // default 1
-  logitScale?: number; // γ, default 1
 }
 
 export interface TrainBatch extends TokenBatch {

@@ -9,7 +9,12 @@
 // causal mask hides positions past the query, so stale entries beyond a row's prefix are harmless.
 // Training or loading the model makes every slot stale (the backends bump a version).
 import type { ModelConfig } from "./config";
-import type { Dist } from "./backend";
+
+/** How log-probs are read from the logits: softmax(logitScale · logits / temperature). */
+export interface Dist {
+  temperature?: number; // default 1
+  logitScale?: number; // γ, default 1
+}
 
 export interface DecodeRequest {
   slots: Int32Array; // [rows] the slot each row lives in, distinct, in [0, capacity)

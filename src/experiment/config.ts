@@ -339,7 +339,7 @@ function ensembleProblems(c: ExperimentConfig): string[] {
       `ensemble.k: ${k}, but ensemble.members lists ${members.length} famil${members.length === 1 ? "y" : "ies"} besides the single simulator's (k at most ${members.length + 1}); list more, or set ensemble.members=[] for ${k} networks of the single simulator's family`,
     );
   // a corpus' mixture is its prior normalised (as the benchmarks read it), the humans' when absent
-  const humans = benchmarkFor(c).population.types.map((t) => t.prior);
+  const humans = benchmarkFor(c).humans.types.map((t) => t.prior);
   const familyOf = (m: { prior?: number[]; corpusScale: number; gamma: number }): Family => {
     const total = m.prior?.reduce((a, b) => a + b, 0) ?? 1;
     return { prior: m.prior ? m.prior.map((w) => w / total) : humans, corpusScale: m.corpusScale, gamma: m.gamma };

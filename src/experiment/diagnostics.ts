@@ -139,10 +139,10 @@ export async function adaptiveProbe(bench: Benchmark, persuader: (d: Dialogue) =
 
 /** The card whose type posterior is closest (in KL) to the prior: it tells a simulator least. */
 function neutralCard(bench: Benchmark): number[] {
-  const prior = bench.population.types.map((t) => t.prior);
+  const prior = bench.humans.types.map((t) => t.prior);
   let best = { card: [] as number[], kl: Infinity };
-  for (const { card } of bench.population.cardDistribution()) {
-    const kl = klDivergence(bench.population.posterior({ card, acts: [] }), prior);
+  for (const { card } of bench.humans.cardDistribution()) {
+    const kl = klDivergence(bench.humans.posterior({ card, acts: [] }), prior);
     if (kl < best.kl) best = { card, kl };
   }
   return best.card;
@@ -176,11 +176,11 @@ export async function replyTables(bench: Benchmark, probes: ProbeState[], sims: 
       cardText,
       dialogue: bench.render(s.d),
       acts: allowed.map((a) => bench.acts[a].name),
-      posterior: Array.from(bench.population.posterior(s.d), round4),
+      posterior: Array.from(bench.humans.posterior(s.d), round4),
       rows: [
         { name: "Bayes predictive (humans)", role: "bayes" as const, probs: row(oracle, j * V) },
         ...dists.map((x) => ({ name: x.name, role: x.role, probs: row(x.p, j * V) })),
-        ...bench.population.types.map((t, z) => ({ name: `humans: ${t.name}`, role: "type" as const, probs: row(bench.population.replyProbs(z, s.d)) })),
+        ...bench.humans.types.map((t, z) => ({ name: `humans: ${t.name}`, role: "type" as const, probs: row(bench.humans.replyProbs(z, s.d)) })),
       ],
     };
   });

@@ -311,7 +311,7 @@ export async function runExperiment(
     world: {
       benchmark: bench.title,
       vocabulary: bench.acts.length,
-      types: bench.population.types,
+      types: bench.humans.types,
       parameters: module.parameters(bench),
       budgets: {
         pretrainSteps: { simulator: config.simulator.pretrain.steps, policy: config.policy.pretrain.steps },

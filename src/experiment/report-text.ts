@@ -3,11 +3,11 @@
 import { benchmarkModule } from "../benchmarks/registry";
 import type { RunReport } from "./experiment";
 import type { Summary } from "./stats";
-import { seconds, table } from "../cli/format";
+import { pct, points, seconds, table } from "../util/format";
 import type { RemoteSimulatorStats } from "../simulators/remote";
 
 const ci = (s: Summary, asPct: boolean) => {
-  const f = (x: number) => (asPct ? (100 * x).toFixed(1) : x.toFixed(2));
+  const f = (x: number) => (asPct ? points(x) : x.toFixed(2));
   return s.n > 1 ? `${f(s.mean)} [${f(s.lo)}, ${f(s.hi)}]` : f(s.mean);
 };
 
@@ -50,7 +50,7 @@ export function formatReport(r: RunReport): string {
       const agent = benchmarkModule(r.config.benchmark).roles.agent.toLowerCase();
       lines.push(
         `reference where an adaptive ${agent} goes (${a.persuader}): KL(Bayes ‖ reference) ${a.klTalk.toFixed(3)} nats on talk turns${a.klDecision !== null ? `, ${a.klDecision.toFixed(3)} on the decision` : ""}; ` +
-          `it wins ${(100 * a.humanSuccess).toFixed(1)} % with humans, ${(100 * a.referenceSuccess).toFixed(1)} % against the reference (VS can only teach adapting as far as these agree)`,
+          `it wins ${pct(a.humanSuccess, 1)} with humans, ${pct(a.referenceSuccess, 1)} against the reference (VS can only teach adapting as far as these agree)`,
       );
     }
     lines.push(
@@ -61,9 +61,9 @@ export function formatReport(r: RunReport): string {
           s.trueGamma === null ? "–" : s.trueGamma.toFixed(1),
           s.gammaMLE ? `${s.gammaMLE.gamma.toFixed(2)} ± ${s.gammaMLE.se.toFixed(2)}` : "–",
           s.scope ? s.scope.mean.toFixed(2) : "–",
-          (100 * s.modeCoverage).toFixed(0),
+          points(s.modeCoverage, 0),
         ]),
-        ...d.unions.map((u) => [`∪ ${u.name}`, "", "", "", (100 * u.coverage).toFixed(0)]),
+        ...d.unions.map((u) => [`∪ ${u.name}`, "", "", "", points(u.coverage, 0)]),
       ]),
     );
     for (const s of d.simulators) for (const why of s.unavailable ?? []) lines.push(`  – ${s.name}: ${why}`);
@@ -72,7 +72,7 @@ export function formatReport(r: RunReport): string {
   const refs = r.world.referenceLines ?? [];
   if (refs.length) {
     lines.push("", "reference agents with humans (exact where the world allows):");
-    for (const l of refs) lines.push(`  ${l.label}: ${(100 * l.humanSuccess).toFixed(1)} % — ${l.description}`);
+    for (const l of refs) lines.push(`  ${l.label}: ${pct(l.humanSuccess, 1)} — ${l.description}`);
   }
   lines.push(...remoteLines(r));
   lines.push("", `calibration against ${r.calibration.source}`);

@@ -24,6 +24,7 @@
 // (`scopeGamma`) and the reference-aware Zipf / top-1 / entropy-ratio versions.
 import { attemptEstimate, entropyRatioGamma, gammaMLE, scopeGamma, top1Gamma, zipfGamma, type EntropyGamma, type GammaFit, type ScopeGamma, type Top1Gamma, type ZipfGamma } from "../metrics/gamma";
 import type { LanguageModel, LmPrompt } from "./types";
+import { pct } from "../util/format";
 
 export interface LmGammaPrompt {
   /** What the base model is conditioned on (for a base model: e.g. `baseTextPrompt(d)`). */
@@ -151,7 +152,7 @@ export async function lmGamma(prompts: readonly LmGammaPrompt[], base: LanguageM
   const uniqueFraction = samples ? singles / samples : 0;
   if (!fixed && uniqueFraction > (opts.uniqueWarning ?? 0.5)) {
     warnings.push(
-      `${(100 * uniqueFraction).toFixed(0)}% of the instruct replies occur once: with candidate sets built from the samples, mle is biased towards 0 ` +
+      `${pct(uniqueFraction)} of the instruct replies occur once: with candidate sets built from the samples, mle is biased towards 0 ` +
         `(0 when every reply is unique)${withBase ? "" : " — add baseSamples for nce"}; trust nce or a fixed candidate set`,
     );
   }

@@ -143,11 +143,11 @@ export function servedWorld(
     models.push(user(`panel/${slug(m.name)}`, `held-out panel member ${m.name} (γ = ${m.gamma})`, (ds) => sim.distribution(ds)));
   }
   const V = bench.acts.length;
-  bench.population.types.forEach((t, i) =>
+  bench.humans.types.forEach((t, i) =>
     models.push(
       user(`human/${slug(t.name)}`, `a person of latent type ${t.name} (prior ${t.prior.toFixed(2)}): ${t.description}`, async (ds) => {
         const out = new Float64Array(ds.length * V);
-        ds.forEach((d, b) => out.set(bench.population.replyProbs(i, d), b * V));
+        ds.forEach((d, b) => out.set(bench.humans.replyProbs(i, d), b * V));
         return out;
       }),
     ),
@@ -171,7 +171,7 @@ export function servedWorld(
       distribution: async (ds) => Float64Array.from(await nextActLogprobs(bench, m, ds, "policy"), Math.exp),
     });
   }
-  const cards = bench.population.cardDistribution();
+  const cards = bench.humans.cardDistribution();
   return {
     bench,
     names: { agent: module.roles.agent, user: module.roles.user },

@@ -54,8 +54,8 @@ export function allowedActs(bench: Benchmark, d: Dialogue): number[] {
  */
 export function exampleDialogue(bench: Benchmark, side: Side): Dialogue {
   const rng = Rng.seed(0);
-  const hidden = bench.population.sampleHidden?.(rng);
-  const d: Dialogue = { card: bench.population.cardDistribution()[0].card, acts: [] };
+  const hidden = bench.humans.sampleHidden?.(rng);
+  const d: Dialogue = { card: bench.humans.cardDistribution()[0].card, acts: [] };
   for (let i = 0; i < bench.context; i++) {
     const t = bench.turn(d);
     if (t === side || t === "done") break;

@@ -25,9 +25,9 @@ export function drawRows(p: Float64Array, rows: number, V: number, rng: Rng): In
 
 /** Personas for simulators: cards from the population's card distribution, type unknown (−1). */
 export function cardPersonas(bench: Benchmark, n: number, rng: Rng): Persona[] {
-  const cards = bench.population.cardDistribution();
+  const cards = bench.humans.cardDistribution();
   const weights = cards.map((c) => c.p);
-  const hidden = bench.population.sampleHidden?.bind(bench.population);
+  const hidden = bench.humans.sampleHidden?.bind(bench.humans);
   return Array.from({ length: n }, () => {
     const card = [...cards[rng.categorical(weights)].card];
     return hidden ? { card, type: -1, hidden: hidden(rng) } : { card, type: -1 };
@@ -40,13 +40,13 @@ export class Humans implements UserSimulator {
   constructor(readonly bench: Benchmark) {}
 
   personas(n: number, rng: Rng): Persona[] {
-    return Array.from({ length: n }, () => this.bench.population.sample(rng));
+    return Array.from({ length: n }, () => this.bench.humans.sample(rng));
   }
 
   async distribution(dialogues: Dialogue[], personas: Persona[]): Promise<Float64Array> {
     const V = this.bench.acts.length;
     const out = new Float64Array(dialogues.length * V);
-    dialogues.forEach((d, b) => out.set(this.bench.population.replyProbs(personas[b].type, d), b * V));
+    dialogues.forEach((d, b) => out.set(this.bench.humans.replyProbs(personas[b].type, d), b * V));
     return out;
   }
 

@@ -16,7 +16,7 @@ const onWebgpu = async (): Promise<BackendDecision> => ({ requested: "webgpu", n
 
 describe("a device lost mid-run, as the person sees it", () => {
   it("says the GPU was lost and the run moved to wasm keeping its finished tasks; the report says it changed backend", async () => {
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     let finished = 0;
     // an executor that loses its device after its second task, as WebWorkerExecutor reports it
     const losing = (): ControlledExecutor => {

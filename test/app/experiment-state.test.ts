@@ -43,7 +43,7 @@ describe("ExperimentState", () => {
   });
 
   it("runs an experiment, fills live curves from progress, and ends with a report", async () => {
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     const created: number[] = [];
     const exp = new ExperimentState({
       createExecutor: (n) => (created.push(n), new InlineExecutor(backend)),
@@ -62,7 +62,7 @@ describe("ExperimentState", () => {
   }, 120_000);
 
   it("resumes from finished tasks with the same numbers", async () => {
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     const cache = new MemoryCache();
     let runs = 0;
     const counting = () => {

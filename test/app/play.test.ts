@@ -93,7 +93,7 @@ describe("a recording's policies", () => {
     if (typeof source === "string") throw new Error(source);
     expect(source.available.map((p) => p.condition).sort()).toEqual([...report.config.conditions].sort());
     const ck = await source.load("single", 0);
-    const d = new PlayDialogue(bench, policyModel(bench, report.config, ck), report.config.rl.temperature, 1234, bench.population.sample(Rng.seed(1)).card);
+    const d = new PlayDialogue(bench, policyModel(bench, report.config, ck), report.config.rl.temperature, 1234, bench.humans.sample(Rng.seed(1)).card);
     await playThrough(d);
     const acts = [...d.dialogue.acts];
     expect(acts.length).toBeGreaterThanOrEqual(2);
@@ -130,11 +130,11 @@ describe("a recording's policies", () => {
 
 describe("a run made in this browser", () => {
   it("keeps each unit's trained policy with its finished tasks, out of the report, and the Play page plays it", async () => {
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     const tasks = new Map<string, unknown>();
     const handed: string[] = [];
     const made = await runExperiment(TEST_CONFIG, new InlineExecutor(backend), {
-      backend: "cpu",
+      backend: "float64",
       preset: "test",
       cache: { get: async (k) => tasks.get(k), put: async (k, v) => void tasks.set(k, v) },
       onPolicy: (condition, seed) => handed.push(`${condition}:${seed}`),
@@ -148,7 +148,7 @@ describe("a run made in this browser", () => {
       status: "done",
       title: "test run",
       url: { preset: "persuasion-smoke", sets: [], backend: "auto", autorun: false, page: "play" },
-      backend: "cpu",
+      backend: "float64",
       report: made,
       tasksDone: 1,
       tasksTotal: 1,
@@ -334,7 +334,7 @@ describe("a person's own words", () => {
   const id = (name: string) => bench.acts.findIndex((a) => a.name === name);
   it("are read as an act with the LM's label scores over the allowed replies, as the LM simulator scores them", async () => {
     const lm = fakeLm();
-    const d = { card: bench.population.sample(Rng.seed(2)).card, acts: [id("credibility")] };
+    const d = { card: bench.humans.sample(Rng.seed(2)).card, acts: [id("credibility")] };
     const r = await readReply(lm, bench, d, "  Honestly, how would I know they are honest? ");
     expect(r.how).toBe("lm");
     expect(bench.acts[r.act].name).toBe("object-trust");
@@ -345,7 +345,7 @@ describe("a person's own words", () => {
 
   it("a stated donation is taken as stated", async () => {
     const lm = fakeLm();
-    const d = { card: bench.population.sample(Rng.seed(3)).card, acts: [id("ask")] };
+    const d = { card: bench.humans.sample(Rng.seed(3)).card, acts: [id("ask")] };
     const r = await readReply(lm, bench, d, "fine, I'll give $1.50");
     expect(r).toMatchObject({ how: "stated", act: id("$1.5") });
     expect(lm.prompts).toEqual([]);

@@ -13,12 +13,12 @@ import type { BackendDecision } from "../../src/app/lib/backend-choice";
 import { fakeResult, MemoryFiles } from "../experiment/store-fixture";
 import { TEST_CONFIG } from "./report-fixture";
 
-// keys are computed for the backend the page decided on (wasm); the tiny run itself goes on cpu
+// keys are computed for the backend the page decided on (wasm); the tiny run itself goes on float64
 const decide = async (): Promise<BackendDecision> => ({ requested: "auto", name: "wasm", reason: "test" });
 
 describe("ExperimentState with a store of pretrained models", () => {
   it("loads stored models, pretrains the rest, and says so in its notes and the report", async () => {
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     const jobs = seedsOf(TEST_CONFIG).flatMap((s) => pretrainJobs(TEST_CONFIG, s));
     const files = new MemoryFiles();
     for (const job of jobs) files.put(TEST_CONFIG, job, fakeResult(TEST_CONFIG, job));

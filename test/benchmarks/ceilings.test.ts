@@ -9,7 +9,7 @@ const world = (patch: Partial<PersuasionParams> = {}) => createPersuasion({ ...D
 
 describe("persuasion ceilings", () => {
   const bench = world();
-  const c = ceilings(bench.population);
+  const c = ceilings(bench.humans);
 
   it("orders modal script ≤ best script ≤ adapting once ≤ knowing the type ≤ 1, with room above the modal script", () => {
     expect(c.modalType).toBe("skeptic");
@@ -27,10 +27,10 @@ describe("persuasion ceilings", () => {
     let wins = 0;
     const n = 20000;
     for (let i = 0; i < n; i++) {
-      const persona = bench.population.sample(rng);
+      const persona = bench.humans.sample(rng);
       const d = { card: persona.card, acts: [] as number[] };
       for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) {
-        d.acts.push(t === "agent" ? script[d.acts.length / 2] : rng.categorical(bench.population.replyProbs(persona.type, d)));
+        d.acts.push(t === "agent" ? script[d.acts.length / 2] : rng.categorical(bench.humans.replyProbs(persona.type, d)));
       }
       if (bench.success(d)) wins++;
     }
@@ -38,14 +38,14 @@ describe("persuasion ceilings", () => {
   });
 
   it("reading a reply is worth nothing when neither replies nor cards say anything about the type", () => {
-    const blind = ceilings(world({ cardInformativeness: 0, replySharpness: 0, reactionWeight: 0 }).population);
+    const blind = ceilings(world({ cardInformativeness: 0, replySharpness: 0, reactionWeight: 0 }).humans);
     expect(blind.adaptOnce.humanSuccess).toBeCloseTo(blind.bestScript.humanSuccess, 9);
     expect(blind.typeKnown).toBeGreaterThan(blind.adaptOnce.humanSuccess + 0.2);
   });
 
   it("with one type everything is that type's best script", () => {
     const one = world({ types: DEFAULT_PARAMS.types.map((t, i) => ({ ...t, prior: i === 1 ? 1 : 0 })) });
-    const c1 = ceilings(one.population);
+    const c1 = ceilings(one.humans);
     expect(c1.modalType).toBe("empathetic");
     for (const v of [c1.bestScript.humanSuccess, c1.adaptOnce.humanSuccess, c1.typeKnown]) expect(v).toBeCloseTo(c1.modalScript.humanSuccess, 9);
   });

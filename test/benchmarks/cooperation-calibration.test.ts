@@ -14,7 +14,7 @@ import type { Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 
 const bench = cooperation.create(cooperation.defaultWorld) as CooperationBenchmark;
-const pop = bench.population;
+const pop = bench.humans;
 const E = bench.params.maxExchanges;
 const argmax = (p: ArrayLike<number>) => Array.from(p).reduce((b, x, i, a) => (x > a[b] ? i : b), 0);
 

@@ -15,7 +15,7 @@ import { Rng } from "../../src/engine/random";
 import { maxZ, sum } from "../stats-helpers";
 
 const bench = createCooperation();
-const pop = bench.population;
+const pop = bench.humans;
 const E = bench.params.maxExchanges;
 const acts = (...names: string[]) => names.map(actId);
 const plan = (a: string, b: string) => PLANS.findIndex(([x, y]) => FILES[x] === a && FILES[y] === b);
@@ -295,7 +295,7 @@ describe("config sections", () => {
     expect(() => CooperationWorldSchema.parse({ ...DEFAULT_WORLD, typePrior: [1, 0] })).toThrow();
     expect(() => CooperationWorldSchema.parse({ ...DEFAULT_WORLD, maxExchanges: 31 })).toThrow();
     const skewed = cooperation.create(DEFAULT_WORLD, [0, 1, 0, 0, 0, 1]);
-    expect(skewed.population.types.map((t) => t.prior)).toEqual([0, 0.5, 0, 0, 0, 0.5]);
+    expect(skewed.humans.types.map((t) => t.prior)).toEqual([0, 0.5, 0, 0, 0, 0.5]);
     expect(() => cooperation.create(DEFAULT_WORLD, [0, 0, 0, 0, 0, 0])).toThrow(/positive/);
     expect(cooperation.typeNames).toEqual(["dutiful", "silent", "ignorer", "breaker", "passive", "deferrer"]);
   });

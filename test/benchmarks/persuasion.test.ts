@@ -35,7 +35,7 @@ import { Rng } from "../../src/engine/random";
 import { maxZ, sum } from "../stats-helpers";
 
 const bench = createPersuasion();
-const pop = bench.population;
+const pop = bench.humans;
 
 const P4G_DIR = P4G_DATA; // ../shared beside the project, as in CI
 
@@ -290,7 +290,7 @@ describe("the exact Bayes predictive", () => {
   });
 
   it("with cardInformativeness 0 the posterior before any reply is the prior; with 1 the card moves it", () => {
-    const blind = createPersuasion({ ...DEFAULT_PARAMS, cardInformativeness: 0 }).population;
+    const blind = createPersuasion({ ...DEFAULT_PARAMS, cardInformativeness: 0 }).humans;
     const priors = blind.types.map((t) => t.prior);
     for (const { card, p } of blind.cardDistribution()) {
       expect(p).toBeCloseTo(1 / 8, 12);
@@ -363,7 +363,7 @@ describe("episode rules", () => {
     const bench = createPersuasion();
     const names = ["greeting", "neutral", "logical", "agree", "emotion", "neutral", "credibility", "agree", "task-inquiry", "neutral", "$1"];
     const acts = names.map((n) => bench.acts.findIndex((a) => a.name === n));
-    const lines = bench.render({ card: bench.population.cardDistribution()[0].card, acts });
+    const lines = bench.render({ card: bench.humans.cardDistribution()[0].card, acts });
     expect(lines.map((l) => l.speaker)).toEqual(["agent", "user", "agent", "user", "agent", "user", "agent", "user", "agent", "user", "user"]);
   });
 

@@ -14,7 +14,7 @@ import { ACTS, actId } from "../../src/benchmarks/service/world";
 import { Rng } from "../../src/engine/random";
 
 const bench = service.create(service.defaultWorld) as ServiceBenchmark;
-const pop = bench.population;
+const pop = bench.humans;
 const { faultPrior, maxExchanges } = bench.params;
 const argmax = (p: ArrayLike<number>) => Array.from(p).reduce((b, x, i, a) => (x > a[b] ? i : b), 0);
 const COOPERATIVE = new Set(["did-fix", "ack", "confirm-ok", "not-ok"]);

@@ -161,7 +161,7 @@ describe("act labels", () => {
 
 describe("the LM lab's presets", () => {
   it("distinct cards in words, each a card of the population; states at the customer's turn, some asking whether it works", () => {
-    const known = new Set(bench.population.cardDistribution().map((c) => c.card.join(",")));
+    const known = new Set(bench.humans.cardDistribution().map((c) => c.card.join(",")));
     expect(LM_CARDS.length).toBeGreaterThanOrEqual(4);
     expect(new Set(LM_CARDS.map((c) => c.label)).size).toBe(LM_CARDS.length);
     for (const c of LM_CARDS) {

@@ -14,7 +14,7 @@ import { Rng } from "../../src/engine/random";
 import { maxZ, sum } from "../stats-helpers";
 
 const bench = createService();
-const pop = bench.population;
+const pop = bench.humans;
 const acts = (...names: string[]) => names.map(actId);
 const CARD = pop.cardDistribution()[0].card;
 
@@ -201,7 +201,7 @@ describe("the human population", () => {
 describe("the exact posterior and Bayes predictive", () => {
   it("hand-computed cases: without evidence the posterior is the card's; a screen pins its factor; with uninformative cards the prior", () => {
     const flat = createService({ ...DEFAULT_PARAMS, cardInformativeness: 0 });
-    const post = flat.population.posterior({ card: CARD, acts: acts("ticket:mms") });
+    const post = flat.humans.posterior({ card: CARD, acts: acts("ticket:mms") });
     DEFAULT_PARAMS.types.forEach((t, z) => expect(post[z]).toBeCloseTo(t.prior, 12));
     // the screen says airplane mode is on: P(on) = 1; nothing else moves but through "≥ 1 fault"
     const tp = pop.taskPosterior({ card: CARD, acts: acts("ticket:no-service", "check:airplane", "see:airplane-bad") });
@@ -300,7 +300,7 @@ describe("config sections", () => {
     expect(ServiceWorldSchema.parse(service.defaultWorld)).toEqual(service.defaultWorld);
     expect(ServiceCorpusSchema.parse(service.defaultCorpus)).toEqual(service.defaultCorpus);
     const skewed = service.create(service.defaultWorld, [1, 1, 0, 0]);
-    expect(skewed.population.types.map((t) => t.prior)).toEqual([0.5, 0.5, 0, 0]);
+    expect(skewed.humans.types.map((t) => t.prior)).toEqual([0.5, 0.5, 0, 0]);
     expect(service.typeNames).toEqual(DEFAULT_PARAMS.types.map((t) => t.name));
   });
 

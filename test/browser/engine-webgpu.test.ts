@@ -5,14 +5,14 @@ import { initCheckpoint, type Checkpoint } from "../../src/engine/checkpoint";
 import { DEFAULT_OPTIM, maskTable, type EngineBackend, type StepHyper, type TrainBatch } from "../../src/engine/backend";
 import { createBackend, type BackendInfo } from "../../src/engine/backends";
 import { paramSpecs } from "../../src/engine/config";
-import { ReferenceBackend, referenceGradients } from "../../src/engine/backends/reference";
+import { Float64Backend, referenceGradients } from "../../src/engine/backends/float64";
 import { Rng } from "../../src/engine/random";
 import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress, type PatternTaskConfig } from "../../src/engine/pattern-task";
 import { CONFIGS, MASKS, MLE, POLICY, ROWS, norm, policyBatch, randomCheckpoint, randomMask, randomTokens, toParams } from "../engine/fixtures";
 
 const BACKENDS = ["webgpu", "wasm"] as const;
 const opts = { capacity: ROWS + 2, masks: MASKS };
-const reference = new ReferenceBackend();
+const reference = new Float64Backend();
 const config = CONFIGS[0][1];
 
 function maxAbsDiffAllowed(a: Float32Array, b: Float32Array): number {

@@ -79,7 +79,7 @@ describe("collapse-lab run --resume", () => {
     const other = await runCli([...SMALL, "--set", "rl.steps=3", "--resume", dir]);
     expect(other.code).not.toBe(0);
     expect(other.stderr).toContain("holds the tasks of a run with another config: rl.steps is 4 there, 3 here");
-    const cpu = await runCli([...SMALL, "--backend", "cpu", "--resume", dir]);
+    const cpu = await runCli([...SMALL, "--backend", "float64", "--resume", dir]);
     expect(cpu.code).not.toBe(0);
     expect(cpu.stderr).toContain("holds the tasks of a run on wasm, not cpu");
     expect(readFileSync(join(dir, "run.json"), "utf8")).toBe(before);

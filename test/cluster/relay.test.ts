@@ -185,7 +185,7 @@ describe("the relay", () => {
     const extra = await ask("POST", "/relay/submit", { body: { config: { ...config, surprise: 1 }, backend: "wasm" } });
     expect(extra.statusCode).toBe(400);
     expect(extra.json().error).toContain("surprise: unknown key");
-    expect((await ask("POST", "/relay/submit", { body: { config, backend: "tpu" } })).json().error).toMatch(/^backend: one of wasm, webgpu, cpu/);
+    expect((await ask("POST", "/relay/submit", { body: { config, backend: "tpu" } })).json().error).toMatch(/^backend: one of wasm, webgpu, float64/);
     expect((await ask("POST", "/relay/submit", { body: { config, backend: "wasm", preset: "a b" } })).statusCode).toBe(400);
     expect((await ask("POST", "/relay/submit", { body: { backend: "wasm" } })).json().error).toMatch(/^config: required/);
     expect((await ask("POST", "/relay/submit", { body: [1, 2] })).statusCode).toBe(400);

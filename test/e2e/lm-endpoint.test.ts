@@ -27,17 +27,17 @@ const V = bench.acts.length;
 const world: ServedWorld = {
   bench,
   names: { agent: "Persuader", user: "Persuadee" },
-  models: bench.population.types.map((t, type) => ({
+  models: bench.humans.types.map((t, type) => ({
     id: `human/${t.name}`,
     description: t.description,
     side: "user" as const,
     distribution: async (ds: Dialogue[]) => {
       const out = new Float64Array(ds.length * V);
-      ds.forEach((d, b) => out.set(bench.population.replyProbs(type, d), b * V));
+      ds.forEach((d, b) => out.set(bench.humans.replyProbs(type, d), b * V));
       return out;
     },
   })),
-  defaultCard: bench.population.cardDistribution()[0].card,
+  defaultCard: bench.humans.cardDistribution()[0].card,
   vs: config.vs,
   source: "e2e",
   dispose: () => {},

@@ -5,7 +5,7 @@ import { describe, it, expect, beforeAll } from "vitest";
 import type { EngineBackend, EngineModel } from "../../src/engine/backend";
 import { DEFAULT_OPTIM } from "../../src/engine/backend";
 import { JaxBackend } from "../../src/engine/backends/jax";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 import { rowBucket, windowBucket } from "../../src/engine/decode";
 import { Rng } from "../../src/engine/random";
 import { CONFIGS, MASKS, MLE, randomCheckpoint } from "./fixtures";
@@ -15,7 +15,7 @@ beforeAll(async () => {
   jax = await JaxBackend.create("wasm");
 });
 const backends: [string, () => EngineBackend, number][] = [
-  ["cpu", () => new ReferenceBackend(), 1e-12],
+  ["float64", () => new Float64Backend(), 1e-12],
   ["wasm", () => jax, 1e-5],
 ];
 const CAP = 5;
@@ -121,7 +121,7 @@ describe.each(CONFIGS)("incremental decoding (%s)", (_, config) => {
 
   it("jax-js and the float64 reference decode alike", async () => {
     const ck = randomCheckpoint(config, 36);
-    const [a, b] = [jax.createModel(ck, { capacity: CAP, masks: MASKS }), new ReferenceBackend().createModel(ck, { capacity: CAP, masks: MASKS })];
+    const [a, b] = [jax.createModel(ck, { capacity: CAP, masks: MASKS }), new Float64Backend().createModel(ck, { capacity: CAP, masks: MASKS })];
     const [da, db] = [a.decoder(), b.decoder()];
     const rng = Rng.seed(10);
     const T = config.context;

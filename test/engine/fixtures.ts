@@ -4,7 +4,7 @@ import { type ModelConfig, paramSpecs } from "../../src/engine/config";
 import { type Checkpoint, initCheckpoint } from "../../src/engine/checkpoint";
 import type { PolicyHyper, TrainBatch } from "../../src/engine/backend";
 import { Rng } from "../../src/engine/random";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 
 export const TINY: ModelConfig = { vocab: 11, context: 7, d: 8, heads: 2, layers: 2, mlpRatio: 2, prefixLen: 0 };
 export const CONFIGS: [string, ModelConfig][] = [
@@ -55,7 +55,7 @@ export function randomMask(n: number, rng: Rng): Float32Array {
 export async function policyBatch(config: ModelConfig, ck: Checkpoint, seed: number): Promise<TrainBatch> {
   const rng = Rng.seed(seed);
   const { tokens, cls } = randomTokens(config, rng);
-  const model = new ReferenceBackend().createModel(ck, { capacity: ROWS, masks: MASKS });
+  const model = new Float64Backend().createModel(ck, { capacity: ROWS, masks: MASKS });
   const logp = await model.tokenLogprobs({ rows: ROWS, tokens, cls }, DIST);
   const ratioRanges = [
     [0.5, 0.75],
@@ -68,7 +68,7 @@ export async function policyBatch(config: ModelConfig, ck: Checkpoint, seed: num
   });
   const refLogp = logp.map((lp) => lp + 0.5 * rng.normal());
   // another network's whole distributions: a valid q over the allowed tokens at every position
-  const other = new ReferenceBackend().createModel(randomCheckpoint(config, seed + 7), { capacity: ROWS, masks: MASKS });
+  const other = new Float64Backend().createModel(randomCheckpoint(config, seed + 7), { capacity: ROWS, masks: MASKS });
   const refDist = await other.tokenDistributions({ rows: ROWS, tokens, cls }, DIST);
   const advantages = Float32Array.from([1.3, -0.7, 0.4]);
   return { rows: ROWS, tokens, cls, mask: randomMask(tokens.length, rng), advantages, oldLogp, refLogp, refDist };

@@ -1,7 +1,7 @@
 // Group-relative advantages and the GRPO update's plumbing (reference model, ratio, groups).
 import { describe, it, expect } from "vitest";
 import { groupAdvantages, grpoUpdate } from "../../src/engine/grpo";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 import { DEFAULT_OPTIM } from "../../src/engine/backend";
 import { initCheckpoint } from "../../src/engine/checkpoint";
 import { TINY } from "./fixtures";
@@ -24,7 +24,7 @@ describe("groupAdvantages", () => {
 });
 
 describe("grpoUpdate", () => {
-  const cpu = new ReferenceBackend();
+  const cpu = new Float64Backend();
   const T = TINY.context;
   const rows = 4;
   const tokens = Int32Array.from({ length: rows * T }, (_, i) => (i * 5) % TINY.vocab);

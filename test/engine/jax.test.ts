@@ -7,7 +7,7 @@ import { initCheckpoint } from "../../src/engine/checkpoint";
 import { DEFAULT_OPTIM, maskTable, type StepHyper, type TrainBatch } from "../../src/engine/backend";
 import { Rng } from "../../src/engine/random";
 import { JaxBackend } from "../../src/engine/backends/jax";
-import { ReferenceBackend, referenceObjective } from "../../src/engine/backends/reference";
+import { Float64Backend, referenceObjective } from "../../src/engine/backends/float64";
 import { DEFAULT_PATTERN_TASK, runPatternTask } from "../../src/engine/pattern-task";
 import { CONFIGS, FORBIDDEN, MASKS, MLE, POLICY, ROWS, finiteDifferences, policyBatch, randomCheckpoint, randomMask, randomTokens, relativeErrors, toParams } from "./fixtures";
 
@@ -15,7 +15,7 @@ let jax: JaxBackend;
 beforeAll(async () => {
   jax = await JaxBackend.create("wasm");
 }, 120_000); // compiles jax-js's wasm: seconds alone, far more when the cores are busy
-const reference = new ReferenceBackend();
+const reference = new Float64Backend();
 const opts = { capacity: ROWS + 2, masks: MASKS }; // capacity > rows: padding must not matter
 
 function maxAbsDiffAllowed(a: Float32Array, b: Float32Array): number {

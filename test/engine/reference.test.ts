@@ -7,7 +7,7 @@ import { initCheckpoint } from "../../src/engine/checkpoint";
 import { type StepHyper, type TrainBatch, DEFAULT_OPTIM, maskTable } from "../../src/engine/backend";
 import { Rng } from "../../src/engine/random";
 import { TINY, CONFIGS, ROWS, MASKS, DIST, POLICY, MLE, randomCheckpoint, toParams, randomTokens, randomMask, policyBatch, finiteDifferences, norm, relativeErrors } from "./fixtures";
-import { ReferenceBackend, referenceForward, referenceGradients, referenceObjective } from "../../src/engine/backends/reference";
+import { Float64Backend, referenceForward, referenceGradients, referenceObjective } from "../../src/engine/backends/float64";
 
 describe.each(CONFIGS)("reference gradients (%s)", (_, config) => {
   const { table } = maskTable(config, MASKS);
@@ -70,7 +70,7 @@ describe("reference objective", () => {
 
 describe("reference model", () => {
   const config = TINY;
-  const backend = new ReferenceBackend();
+  const backend = new Float64Backend();
   const hyper: StepHyper = { ...DEFAULT_OPTIM, ...MLE, lr: 1e-2 };
 
   it("is causal: a later token does not change earlier logits", () => {

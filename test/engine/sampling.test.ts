@@ -2,12 +2,12 @@
 // sharpens, and the same seed gives the same draws.
 import { describe, it, expect } from "vitest";
 import { sampleNext, generate } from "../../src/engine/sampling";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 import { Rng } from "../../src/engine/random";
 import { FORBIDDEN, MASKS, TINY, randomCheckpoint } from "./fixtures";
 
 describe("sampling", () => {
-  const cpu = new ReferenceBackend();
+  const cpu = new Float64Backend();
   const rows = 200;
   const model = cpu.createModel(randomCheckpoint(TINY, 4), { capacity: rows, masks: MASKS });
   const T = TINY.context;

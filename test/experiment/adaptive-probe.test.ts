@@ -9,7 +9,7 @@ import { adaptiveProbe } from "../../src/experiment/diagnostics";
 import { BayesPredictive, cardPersonas, drawRows, type UserSimulator } from "../../src/simulators/simulator";
 
 const bench = createPersuasion();
-const persuader = adaptOncePersuader(bench.population);
+const persuader = adaptOncePersuader(bench.humans);
 
 /** A simulator that always refuses to give: p($0) = 1 at the decision, the Bayes predictive elsewhere. */
 class Stingy implements UserSimulator {
@@ -43,7 +43,7 @@ class Stingy implements UserSimulator {
  * ceilings.ts (no plan tables, no assumption about which replies the persuader reads).
  */
 function exactHumanSuccess(act: (d: Dialogue) => number): number {
-  const pop = bench.population;
+  const pop = bench.humans;
   const { types, cardInformativeness: kappa } = pop.params;
   const success = bench.acts.flatMap((a, i) => (a.kind === "outcome" && Number(a.name.slice(1)) >= 1 ? [i] : []));
   expect(success.map((i) => bench.acts[i].name)).toEqual(["$1", "$1.5", "$2"]);
@@ -78,10 +78,10 @@ describe("adaptive probe", () => {
     // its stated value is its exact success with humans, which the oracle below computes without ceilings.ts
     const exact = exactHumanSuccess((d) => persuader.act(d));
     expect(persuader.value).toBeCloseTo(exact, 12);
-    expect(ceilings(bench.population).adaptOnce.humanSuccess).toBeCloseTo(exact, 12);
-    const d: Dialogue = { card: bench.population.cardDistribution()[0].card, acts: [] };
+    expect(ceilings(bench.humans).adaptOnce.humanSuccess).toBeCloseTo(exact, 12);
+    const d: Dialogue = { card: bench.humans.cardDistribution()[0].card, acts: [] };
     const rng = Rng.seed(1);
-    for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) d.acts.push(t === "agent" ? persuader.act(d) : rng.categorical(bench.population.replyProbs(0, d)));
+    for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) d.acts.push(t === "agent" ? persuader.act(d) : rng.categorical(bench.humans.replyProbs(0, d)));
     const agent = d.acts
       .slice(0, 10)
       .filter((_, i) => i % 2 === 0)

@@ -9,7 +9,7 @@ export function userStates(bench: ReturnType<typeof createPersuasion>, n: number
   const rng = Rng.seed(seed);
   const out: Dialogue[] = [];
   for (let i = 0; i < n; i++) {
-    const d = behaviourDialogue(bench.population, bench.population.sample(rng), rng);
+    const d = behaviourDialogue(bench.humans, bench.humans.sample(rng), rng);
     for (let k = 1; k <= d.acts.length; k++) {
       const prefix = { card: d.card, acts: d.acts.slice(0, k) };
       if (bench.turn(prefix) === "user") out.push(prefix);

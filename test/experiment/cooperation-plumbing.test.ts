@@ -15,8 +15,8 @@ const config = tinyConfig("cooperation-smoke");
 describe("Cooperation end to end", () => {
   it("runs every condition and reports the task, the merge, diagnostics, calibration and the solo reference", async () => {
     expect(config.cotrain.reward, "the partner shares the team's success").toBe("cooperative");
-    const { backend } = await createBackend("cpu");
-    const report = await runExperiment(config, new InlineExecutor(backend), { backend: "cpu", preset: "test" });
+    const { backend } = await createBackend("float64");
+    const report = await runExperiment(config, new InlineExecutor(backend), { backend: "float64", preset: "test" });
     const bench = benchmarkFor(config);
     const m = benchmarkModule(config.benchmark);
     expect(report.conditions.map((c) => c.id)).toEqual([...CONDITIONS]);

@@ -16,7 +16,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("a failing diagnostic", () => {
   it("leaves every trained condition in the report and says which seed's diagnostics failed", async () => {
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     const inner = new InlineExecutor(backend);
     const failing = {
       parallelism: 1,
@@ -25,7 +25,7 @@ describe("a failing diagnostic", () => {
     } as Executor;
     const notes: string[] = [];
     const config = { ...TEST_CONFIG, eval: { ...TEST_CONFIG.eval, diagnosticSeeds: 2 } };
-    const report = await runExperiment(config, failing, { backend: "cpu", onNote: (m) => notes.push(m) });
+    const report = await runExperiment(config, failing, { backend: "float64", onNote: (m) => notes.push(m) });
     expect(report.conditions.map((c) => c.id)).toEqual(config.conditions);
     for (const c of report.conditions) expect(c.seeds).toHaveLength(config.seeds);
     expect(report.simulators).toEqual([]);

@@ -6,7 +6,7 @@ import { describe, it, expect, beforeAll } from "vitest";
 import type { Dialogue } from "../../src/benchmarks/types";
 import type { EngineModel } from "../../src/engine/backend";
 import { JaxBackend } from "../../src/engine/backends/jax";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 import { initCheckpoint } from "../../src/engine/checkpoint";
 import { Rng } from "../../src/engine/random";
 import { encode, nextActLogprobs, offset, type Role } from "../../src/benchmarks/encode";
@@ -46,7 +46,7 @@ describe("nextActLogprobs with incremental decoding", () => {
     const opts = { ...modelOptions(bench, config), capacity: 8 };
     const model = jax.createModel(initCheckpoint(modelConfig(bench, config.simulator.model, role), 3), opts);
     const rng = Rng.seed(4);
-    const all: Dialogue[] = Array.from({ length: 13 }, () => ({ card: bench.population.sample(rng).card, acts: [] })); // more than the capacity
+    const all: Dialogue[] = Array.from({ length: 13 }, () => ({ card: bench.humans.sample(rng).card, acts: [] })); // more than the capacity
     let worst = 0;
     for (let round = 0; round < 24; round++) {
       // a random subset, in random order; each dialogue grows by one act of the turn's kind
@@ -139,7 +139,7 @@ describe("encode, by hand", () => {
   // mask ≠ 0 is scored by the distribution at t − 1"). What the model learns at a masked position
   // must be what sampling asks it for that act: nextActLogprobs of the prefix, at that act.
   it.each(["policy", "simulator"] as const)("each learned act's training log-prob is its sampling log-prob (%s)", async (role) => {
-    const model = new ReferenceBackend().createModel(randomCheckpoint(modelConfig(bench, config.simulator.model, role), 7), { ...modelOptions(bench, config), capacity: 8 });
+    const model = new Float64Backend().createModel(randomCheckpoint(modelConfig(bench, config.simulator.model, role), 7), { ...modelOptions(bench, config), capacity: 8 });
     const batch = encode(bench, DIALOGUES, role);
     const train = await model.tokenLogprobs(batch);
     const V = bench.acts.length;

@@ -18,7 +18,7 @@ const invalid = (c: unknown) => () => validateConfig(c);
 
 /** A family as validation compares them: the normalised type mixture, the corpus size and γ. */
 function family(c: ExperimentConfig, m: { prior?: number[]; corpusScale?: number; gamma?: number }) {
-  const prior = m.prior ? m.prior.map((w) => w / m.prior!.reduce((a, b) => a + b, 0)) : benchmarkFor(c).population.types.map((t) => t.prior);
+  const prior = m.prior ? m.prior.map((w) => w / m.prior!.reduce((a, b) => a + b, 0)) : benchmarkFor(c).humans.types.map((t) => t.prior);
   return JSON.stringify([prior.map((p) => p.toFixed(9)), m.corpusScale, m.gamma]);
 }
 
@@ -119,7 +119,7 @@ function tiny(base: ExperimentConfig, patch: unknown = {}): ExperimentConfig {
 }
 
 async function pretrainEverything(c: ExperimentConfig, seed: number) {
-  const { backend } = await createBackend("cpu");
+  const { backend } = await createBackend("float64");
   const results = new Map<PretrainJob, PretrainResult>();
   for (const job of pretrainJobs(c, seed)) results.set(job, await runPretrainJob(backend, c, job));
   return { backend, pretrained: assemblePretrained(c, seed, results), results };

@@ -61,7 +61,7 @@ async function draws(sim: UserSimulator, state: Dialogue, n: number, seed: numbe
 
 describe("the γ = 1 ablation, small scale", () => {
   it("makes the aligned simulator the reference exactly, and single's and vs's training distributions the same", async () => {
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     const results = new Map<PretrainJob, PretrainResult>();
     for (const job of pretrainJobs(collapsed, 0).filter((j) => j.kind !== "panel")) results.set(job, await runPretrainJob(backend, collapsed, job));
     const pretrained = { ...assemblePretrained({ ...collapsed, panel: [] }, 0, results) };

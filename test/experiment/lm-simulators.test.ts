@@ -67,9 +67,9 @@ class CountingExecutor implements Executor {
 }
 
 async function run(config: ExperimentConfig): Promise<{ report: RunReport; executor: CountingExecutor }> {
-  const { backend } = await createBackend("cpu");
+  const { backend } = await createBackend("float64");
   const executor = new CountingExecutor(new InlineExecutor(backend));
-  return { report: await runExperiment(config, executor, { backend: "cpu", preset: "test" }), executor };
+  return { report: await runExperiment(config, executor, { backend: "float64", preset: "test" }), executor };
 }
 
 function inUnit(x: number): void {
@@ -186,12 +186,12 @@ describe("LM panel members in an experiment", () => {
 
   it("a missing model folder fails at the start, naming the member and the path, before any task runs", async () => {
     const missing = join(tmp, "no-such-model");
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     const executor = new CountingExecutor(new InlineExecutor(backend));
-    await expect(runExperiment(configWith({ model: missing }), executor, { backend: "cpu" })).rejects.toThrow(`panel member tiny-direct: model not found at ${missing} (no such folder)`);
+    await expect(runExperiment(configWith({ model: missing }), executor, { backend: "float64" })).rejects.toThrow(`panel member tiny-direct: model not found at ${missing} (no such folder)`);
     expect(executor.kinds).toEqual([]); // "at the start": no task (no pretraining) ran; speed is no part of the claim
     // a folder that exists but is no model folder
-    await expect(runExperiment(configWith({ model: tmp }), executor, { backend: "cpu" })).rejects.toThrow(/panel member tiny-direct: model not found at .*\(the folder has no config\.json\)/);
+    await expect(runExperiment(configWith({ model: tmp }), executor, { backend: "float64" })).rejects.toThrow(/panel member tiny-direct: model not found at .*\(the folder has no config\.json\)/);
   });
 
   it("the CLI: --set 'panel=[…]' with a missing folder exits 1 with that message before pretraining", { timeout: 60_000 }, async () => {

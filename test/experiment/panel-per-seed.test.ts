@@ -50,7 +50,7 @@ describe("a held-out panel per seed", () => {
   });
 
   it("the same seed gives the same panel weights, another seed other weights", async () => {
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     for (const member of [0, 1]) {
       const a = await runPretrainJob(backend, config, { kind: "panel", seed: 0, member });
       const again = await runPretrainJob(backend, config, { kind: "panel", seed: 0, member });
@@ -61,7 +61,7 @@ describe("a held-out panel per seed", () => {
   }, 60_000);
 
   it("each seed's units and diagnostics are evaluated on that seed's panel", async () => {
-    const { backend } = await createBackend("cpu");
+    const { backend } = await createBackend("float64");
     const inline = new InlineExecutor(backend);
     const seen: { kind: Task["kind"]; seed: number; panel: PretrainedSet["panel"] }[] = [];
     const pretrainedJobs: Task[] = [];
@@ -74,7 +74,7 @@ describe("a held-out panel per seed", () => {
       },
       close: async () => {},
     };
-    const report = await runExperiment(config, executor, { backend: "cpu" });
+    const report = await runExperiment(config, executor, { backend: "float64" });
     // each seed pretrained its own panel: 2 seeds × (reference, policy, 2 panel members)
     expect(pretrainedJobs).toHaveLength(8);
     const live = new Map<number, PretrainResult[]>();

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { behaviourDialogue, createPersuasion, AMOUNT_ACTS, GREETING, USER_ACTS } from "../../src/benchmarks/persuasion/world";
 import type { Persona } from "../../src/benchmarks/types";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 import { initCheckpoint, type Checkpoint } from "../../src/engine/checkpoint";
 import { paramSpecs } from "../../src/engine/config";
 import { Rng } from "../../src/engine/random";
@@ -47,7 +47,7 @@ function context(config: ExperimentConfig): ConditionContext & { bench: ReturnTy
     panel: [],
     basePolicy: { checkpoint: initCheckpoint(modelConfig(bench, config.policy.model, "policy"), 2), nll: [] },
   };
-  return { backend: new ReferenceBackend(), bench, config, pretrained, opts: modelOptions(bench, config) };
+  return { backend: new Float64Backend(), bench, config, pretrained, opts: modelOptions(bench, config) };
 }
 
 const poolSize = (opp: TrainingOpponents) => {
@@ -63,10 +63,10 @@ function handPlayed(ctx: ReturnType<typeof context>, rng: Rng, memberOf?: (g: nu
   const personas: Persona[] = [];
   const dialogues = [];
   for (let g = 0; g < PROMPTS; g++) {
-    const p = ctx.bench.population.sample(rng);
+    const p = ctx.bench.humans.sample(rng);
     for (let i = 0; i < G; i++) {
       personas.push({ card: [...p.card], type: p.type, ...(memberOf ? { member: memberOf(g) } : {}) });
-      dialogues.push(behaviourDialogue(ctx.bench.population, p, rng));
+      dialogues.push(behaviourDialogue(ctx.bench.humans, p, rng));
     }
   }
   const n = dialogues.length;

@@ -50,8 +50,8 @@ let report: RunReport;
 
 beforeAll(async () => {
   await writeHfFolder(MODEL, LM.files);
-  const { backend } = await createBackend("cpu");
-  report = await runExperiment(config, new InlineExecutor(backend), { backend: "cpu", preset: "test" });
+  const { backend } = await createBackend("float64");
+  report = await runExperiment(config, new InlineExecutor(backend), { backend: "float64", preset: "test" });
 }, 600_000);
 
 describe("an LM panel member on Service", () => {

@@ -14,8 +14,8 @@ const config = tinyConfig("service-smoke");
 
 describe("Service end to end", () => {
   it("runs every condition and reports hidden state, world moves, pass^k, diagnostics and calibration", async () => {
-    const { backend } = await createBackend("cpu");
-    const report = await runExperiment(config, new InlineExecutor(backend), { backend: "cpu", preset: "test" });
+    const { backend } = await createBackend("float64");
+    const report = await runExperiment(config, new InlineExecutor(backend), { backend: "float64", preset: "test" });
     const bench = benchmarkFor(config);
     expect(report.conditions.map((c) => c.id)).toEqual([...CONDITIONS]);
     for (const c of report.conditions) {

@@ -64,7 +64,7 @@ describe("store keys", () => {
       const own = SIMULATOR_JOBS.includes(name) ? role("simulator") : role("policy");
       for (const a of [...matters, ...own]) expect(jobKey(set(QUICK, a), job, "wasm"), `${name}: ${a}`).not.toBe(key);
       expect(jobKey(QUICK, { ...job, seed: 1 }, "wasm"), `${name}: seed`).not.toBe(key);
-      expect(jobKey(QUICK, job, "cpu"), `${name}: backend`).not.toBe(key);
+      expect(jobKey(QUICK, job, "float64"), `${name}: backend`).not.toBe(key);
     }
     // members and the panel member's and the ensemble family's own settings
     expect(jobKey(QUICK, { kind: "ensemble", seed: 0, member: 2 }, "wasm")).not.toBe(jobKey(QUICK, JOBS.ensemble, "wasm"));

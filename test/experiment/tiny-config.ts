@@ -1,5 +1,5 @@
 // A preset shrunk to tiny models and budgets with every condition: the end-to-end plumbing tests'
-// config (seconds on the cpu backend), two panel members kept.
+// config (seconds on the float64 backend), two panel members kept.
 import { CONDITIONS, merge, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
 

@@ -7,7 +7,7 @@ import * as ort from "onnxruntime-web";
 import { join } from "node:path";
 import { AutoModelForCausalLM, Tensor, env } from "@huggingface/transformers";
 import { exportCheckpoint } from "../../src/lm/onnx-export";
-import { referenceForward } from "../../src/engine/backends/reference";
+import { referenceForward } from "../../src/engine/backends/float64";
 import type { ModelConfig } from "../../src/engine/config";
 import type { Checkpoint } from "../../src/engine/checkpoint";
 import { Rng } from "../../src/engine/random";

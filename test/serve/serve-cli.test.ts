@@ -25,12 +25,12 @@ const world: ServedWorld = {
       side: "user",
       distribution: async (ds: Dialogue[]) => {
         const out = new Float64Array(ds.length * V);
-        ds.forEach((d, b) => out.set(bench.population.replyProbs(0, d), b * V));
+        ds.forEach((d, b) => out.set(bench.humans.replyProbs(0, d), b * V));
         return out;
       },
     },
   ],
-  defaultCard: bench.population.cardDistribution()[0].card,
+  defaultCard: bench.humans.cardDistribution()[0].card,
   vs: config.vs,
   source: "test",
   dispose: () => {},

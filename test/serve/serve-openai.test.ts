@@ -53,7 +53,7 @@ describe("collapse-lab serve with the openai client", () => {
     for await (const m of openai.models.list()) ids.push(m.id);
     for (const id of ["reference", "aligned", "vs", "bayes", "policy/base", "policy/single", "policy/population", "aligned:vs"]) expect(ids).toContain(id);
     expect(ids.filter((i) => i.startsWith("panel/") && !i.endsWith(":vs"))).toHaveLength(5);
-    expect(ids.filter((i) => i.startsWith("human/") && !i.endsWith(":vs"))).toHaveLength(world.bench.population.types.length);
+    expect(ids.filter((i) => i.startsWith("human/") && !i.endsWith(":vs"))).toHaveLength(world.bench.humans.types.length);
     expect((await openai.models.retrieve("panel/family-a")).id).toBe("panel/family-a");
   });
 
@@ -102,8 +102,8 @@ describe("collapse-lab serve with the openai client", () => {
 
   it("streams the same text as the unstreamed reply with the same seed", async () => {
     const messages = dialogueMessages(world.bench, dialogue(["greeting", "neutral", "ask"]), "user");
-    const whole = await openai.chat.completions.create({ model: "human/" + world.bench.population.types[0].name, messages, seed: 11, n: 2 });
-    const stream = await openai.chat.completions.create({ model: "human/" + world.bench.population.types[0].name, messages, seed: 11, n: 2, stream: true, stream_options: { include_usage: true } });
+    const whole = await openai.chat.completions.create({ model: "human/" + world.bench.humans.types[0].name, messages, seed: 11, n: 2 });
+    const stream = await openai.chat.completions.create({ model: "human/" + world.bench.humans.types[0].name, messages, seed: 11, n: 2, stream: true, stream_options: { include_usage: true } });
     const texts = ["", ""];
     let pieces = 0;
     let usage = null;

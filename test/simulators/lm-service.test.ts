@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { benchmarkModule } from "../../src/benchmarks/registry";
 import type { Dialogue } from "../../src/benchmarks/types";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 import { Rng } from "../../src/engine/random";
 import { presetConfig } from "../../src/experiment/presets";
 import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
@@ -70,7 +70,7 @@ describe("LmSimulator on Service", () => {
 
   it("its personas are cards of the population with the episode's hidden faults", () => {
     const personas = new LmSimulator(bench, fakeLm()).personas(8, Rng.seed(3));
-    const cards = new Set(bench.population.cardDistribution().map((c) => c.card.join(",")));
+    const cards = new Set(bench.humans.cardDistribution().map((c) => c.card.join(",")));
     for (const p of personas) {
       expect(p.type).toBe(-1);
       expect(cards.has(p.card.join(","))).toBe(true);
@@ -79,7 +79,7 @@ describe("LmSimulator on Service", () => {
   });
 
   it("plays whole calls against a policy through play(): replies allowed, the world's moves in between, prompts only at customer turns", async () => {
-    const policy = new ReferenceBackend().createModel(randomCheckpoint(modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "policy"), 5), modelOptions(bench, config));
+    const policy = new Float64Backend().createModel(randomCheckpoint(modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "policy"), 5), modelOptions(bench, config));
     for (const mode of ["direct", "vs"] as const) {
       const fake = fakeLm();
       const sim = new LmSimulator(bench, fake, { mode, k: 3 });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ACTS, AMOUNT_ACTS, ASK, CARD_ACTS, GREETING, USER_ACTS, createPersuasion } from "../../src/benchmarks/persuasion/world";
 import type { Dialogue } from "../../src/benchmarks/types";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 import { Rng } from "../../src/engine/random";
 import { presetConfig } from "../../src/experiment/presets";
 import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
@@ -160,7 +160,7 @@ describe("LmSimulator (vs)", () => {
 describe("LmSimulator in a rollout", () => {
   it("plays whole persuasion dialogues against a policy through play()", async () => {
     const config = presetConfig("persuasion-smoke");
-    const policy = new ReferenceBackend().createModel(randomCheckpoint(modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "policy"), 3), modelOptions(bench, config));
+    const policy = new Float64Backend().createModel(randomCheckpoint(modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "policy"), 3), modelOptions(bench, config));
     for (const mode of ["direct", "vs"] as const) {
       const lm = fakeLm();
       const sim = new LmSimulator(bench, lm, { mode });

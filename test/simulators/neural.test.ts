@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ACTS, AMOUNT_ACTS, USER_ACTS, createPersuasion } from "../../src/benchmarks/persuasion/world";
 import type { Dialogue } from "../../src/benchmarks/types";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 import { paramSpecs } from "../../src/engine/config";
 import { Rng } from "../../src/engine/random";
 import { presetConfig } from "../../src/experiment/presets";
@@ -18,11 +18,11 @@ const bench = createPersuasion();
 const V = ACTS.length;
 const config = presetConfig("persuasion-smoke");
 const opts = modelOptions(bench, config);
-const backend = new ReferenceBackend();
+const backend = new Float64Backend();
 const mc = modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "simulator");
 const ck = randomCheckpoint(mc, 11); // parameters away from init: a distribution with real shape
 const act = (name: string) => ACTS.findIndex((a) => a.name === name);
-const cards = bench.population.cardDistribution().map((c) => c.card);
+const cards = bench.humans.cardDistribution().map((c) => c.card);
 
 /** User-turn prefixes of both user classes: talk replies, answers to ask, the final decision. */
 const DIALOGUES: Dialogue[] = [

@@ -23,7 +23,7 @@ const config = presetConfig("persuasion-smoke");
 const bench = benchmarkFor(config);
 const V = bench.acts.length;
 const act = (n: string) => bench.acts.findIndex((a) => a.name === n);
-const card = bench.population.cardDistribution()[3].card;
+const card = bench.humans.cardDistribution()[3].card;
 const states: Dialogue[] = [
   { card, acts: [act("greeting")] },
   { card, acts: [act("greeting"), act("agree"), act("emotion")] },
@@ -34,13 +34,13 @@ const states: Dialogue[] = [
 const world: ServedWorld = {
   bench,
   names: { agent: "Persuader", user: "Persuadee" },
-  models: bench.population.types.map((t, i) => ({
+  models: bench.humans.types.map((t, i) => ({
     id: `human/${t.name}`,
     description: t.name,
     side: "user" as const,
     distribution: async (ds: Dialogue[]) => {
       const out = new Float64Array(ds.length * V);
-      ds.forEach((d, b) => out.set(bench.population.replyProbs(i, d), b * V));
+      ds.forEach((d, b) => out.set(bench.humans.replyProbs(i, d), b * V));
       return out;
     },
   })),
@@ -49,8 +49,8 @@ const world: ServedWorld = {
   source: "test",
   dispose: () => {},
 };
-const type0 = `human/${bench.population.types[0].name}`;
-const exact = (d: Dialogue) => bench.population.replyProbs(0, d);
+const type0 = `human/${bench.humans.types[0].name}`;
+const exact = (d: Dialogue) => bench.humans.replyProbs(0, d);
 
 let app: FastifyInstance;
 let serveUrl: string;
@@ -290,7 +290,7 @@ describe("RemoteSimulator on the Service benchmark (world moves in the chat)", (
     const sc = presetConfig("service-smoke");
     const sb = benchmarkFor(sc);
     const SV = sb.acts.length;
-    const types = sb.population.types;
+    const types = sb.humans.types;
     const svcWorld: ServedWorld = {
       bench: sb,
       names: { agent: "Agent", user: "Customer" },
@@ -301,12 +301,12 @@ describe("RemoteSimulator on the Service benchmark (world moves in the chat)", (
           side: "user",
           distribution: async (ds) => {
             const out = new Float64Array(ds.length * SV);
-            ds.forEach((d, b) => out.set(sb.population.replyProbs(0, d), b * SV));
+            ds.forEach((d, b) => out.set(sb.humans.replyProbs(0, d), b * SV));
             return out;
           },
         },
       ],
-      defaultCard: sb.population.cardDistribution()[0].card,
+      defaultCard: sb.humans.cardDistribution()[0].card,
       vs: sc.vs,
       source: "test",
       dispose: () => {},
@@ -324,7 +324,7 @@ describe("RemoteSimulator on the Service benchmark (world moves in the chat)", (
       const { exampleDialogue } = await import("../../src/simulators/act-text");
       const d = exampleDialogue(sb, "user");
       const p = await s.distribution([d]);
-      const want = sb.population.replyProbs(0, d);
+      const want = sb.humans.replyProbs(0, d);
       for (let a = 0; a < SV; a++) expect(p[a]).toBeCloseTo(want[a], 12);
     } finally {
       await svc.close();

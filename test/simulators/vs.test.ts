@@ -5,7 +5,7 @@
 // option checks, and the simulator wired to a neural base model.
 import { describe, expect, it } from "vitest";
 import { createPersuasion } from "../../src/benchmarks/persuasion/world";
-import { ReferenceBackend } from "../../src/engine/backends/reference";
+import { Float64Backend } from "../../src/engine/backends/float64";
 import { Rng } from "../../src/engine/random";
 import { presetConfig } from "../../src/experiment/presets";
 import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
@@ -185,10 +185,10 @@ describe("vsExponent and VerbalizedSampling", () => {
   const bench = createPersuasion();
   const config = presetConfig("persuasion-smoke");
   const ck = randomCheckpoint(modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "simulator"), 5);
-  const model = new ReferenceBackend().createModel(ck, modelOptions(bench, config));
+  const model = new Float64Backend().createModel(ck, modelOptions(bench, config));
   const GAMMA = 5;
   const base = new NeuralSimulator("aligned", bench, model, GAMMA, true);
-  const card = bench.population.cardDistribution()[2].card;
+  const card = bench.humans.cardDistribution()[2].card;
 
   it("vsExponent is γ at φ = 0, 1 at φ = 1, linear in between", () => {
     for (const g of [1, 2, 7.5, 40]) {

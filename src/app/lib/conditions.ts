@@ -13,5 +13,3 @@ export const CONDITION_INFO: Record<ConditionId, { label: string; color: string;
 
 export const conditionDomain = (ids: readonly ConditionId[]) => ids.map((c) => CONDITION_INFO[c].label);
 export const conditionRange = (ids: readonly ConditionId[]) => ids.map((c) => CONDITION_INFO[c].color);
-
-export const pct = (x: number) => `${(100 * x).toFixed(1)}`;

@@ -10,7 +10,7 @@ import { nextActLogprobs } from "../../benchmarks/encode";
 import type { Benchmark, Dialogue, Turn } from "../../benchmarks/types";
 import type { EngineModel } from "../../engine/backend";
 import type { Checkpoint } from "../../engine/checkpoint";
-import { ReferenceBackend } from "../../engine/backends/reference";
+import { Float64Backend } from "../../engine/backends/float64";
 import { Rng } from "../../engine/random";
 import { drawFromLogprobs } from "../../engine/sampling";
 import type { ExperimentConfig } from "../../experiment/config";
@@ -59,7 +59,7 @@ export function playable(benchmark: string): boolean {
   if (ok === undefined) {
     const m = benchmarkModule(benchmark);
     const bench = m.create(m.defaultWorld);
-    ok = !!m.lm && !bench.envAct && !bench.population.sampleHidden;
+    ok = !!m.lm && !bench.envAct && !bench.humans.sampleHidden;
     playableCache.set(benchmark, ok);
   }
   return ok;
@@ -67,7 +67,7 @@ export function playable(benchmark: string): boolean {
 
 /** The policy as an engine model of one row on the reference engine. */
 export function policyModel(bench: Benchmark, config: ExperimentConfig, checkpoint: Checkpoint): EngineModel {
-  return new ReferenceBackend().createModel(checkpoint, { ...modelOptions(bench, config), capacity: 1 });
+  return new Float64Backend().createModel(checkpoint, { ...modelOptions(bench, config), capacity: 1 });
 }
 
 export class PlayDialogue {

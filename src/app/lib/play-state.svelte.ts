@@ -185,14 +185,14 @@ export class PlayState {
   /** A person drawn from the population, seeded by the player and the dialogue (reproducible). */
   drawPersona(): void {
     if (!this.bench) return;
-    const p = this.bench.population.sample(Rng.seed(hashSeed(this.setup.study ?? "solo", this.player, "persona", this.nextIndex, Date.now())));
+    const p = this.bench.humans.sample(Rng.seed(hashSeed(this.setup.study ?? "solo", this.player, "persona", this.nextIndex, Date.now())));
     this.persona = { source: "drawn", card: [...p.card], type: p.type };
   }
 
   /** The card positions and the card tokens each can hold (from the population's cards). */
   readonly cardSlots = $derived.by<number[][]>(() => {
     if (!this.bench) return [];
-    const cards = this.bench.population.cardDistribution().map((c) => c.card);
+    const cards = this.bench.humans.cardDistribution().map((c) => c.card);
     return Array.from({ length: this.bench.cardLen }, (_, i) => [...new Set(cards.map((c) => c[i]))].sort((a, b) => a - b));
   });
 
@@ -311,7 +311,7 @@ export class PlayState {
       condition: a.condition,
       seed: a.seed,
       sessionSeed: a.sessionSeed,
-      persona: { source: this.persona.source, card: this.persona.card.map(name), type: this.persona.type === null ? null : bench.population.types[this.persona.type].name },
+      persona: { source: this.persona.source, card: this.persona.card.map(name), type: this.persona.type === null ? null : bench.humans.types[this.persona.type].name },
       acts: d.dialogue.acts.map(name),
       outcome: r.outcome,
       success: r.success,

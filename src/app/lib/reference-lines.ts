@@ -3,6 +3,7 @@
 import { benchmarkFor, benchmarkModule } from "../../benchmarks/registry";
 import type { ReferenceLine } from "../../benchmarks/types";
 import type { ExperimentConfig } from "../../experiment/config";
+import { pct } from "../../util/format";
 
 const cache = new Map<string, ReferenceLine[]>();
 
@@ -17,5 +18,5 @@ export function referenceLinesFor(config: ExperimentConfig): ReferenceLine[] {
 export function referenceRows(lines: ReferenceLine[]): { metric: string; success: number; name: string; label: string; description: string }[] {
   return lines
     .filter((l) => l.onFigure)
-    .map((l) => ({ metric: "humans", success: 100 * l.humanSuccess, name: l.label, label: `${l.label}\n${(100 * l.humanSuccess).toFixed(0)} %`, description: l.description }));
+    .map((l) => ({ metric: "humans", success: 100 * l.humanSuccess, name: l.label, label: `${l.label}\n${pct(l.humanSuccess)}`, description: l.description }));
 }

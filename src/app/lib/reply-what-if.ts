@@ -5,6 +5,7 @@
 // verbalizes q_φ = π_ref^vsExponent(γ, φ) (src/simulators/vs.ts) and samples it through
 // `verbalize` + `select`; `vsSampled` is the exact distribution of that sampler.
 import { sharpenLogp } from "../../metrics/gamma";
+import { pct } from "../../util/format";
 import { vsExponent, type VsSelection } from "../../simulators/vs";
 
 /** π^e renormalised over the entries with π > 0 (zeros stay 0): the engine's `sharpenLogp`. */
@@ -90,7 +91,7 @@ export function ranked(p: readonly number[], acts: readonly string[]): { act: st
 }
 
 // a share that rounds to 100 % but is not all of it reads "over 99 %", one that rounds to 0 "under 1 %"
-const pct = (x: number) => (x >= 0.995 && x < 1 ? "over 99\u202f%" : x > 0 && x < 0.005 ? "under 1\u202f%" : `${(100 * x).toFixed(0)}\u202f%`);
+const share = (x: number) => (x >= 0.995 && x < 1 ? `over ${pct(0.99)}` : x > 0 && x < 0.005 ? `under ${pct(0.01)}` : pct(x));
 const replies = (n: number) => (n === 1 ? "1 reply holds" : `${n} replies hold`);
 
 /**
@@ -101,7 +102,7 @@ const replies = (n: number) => (n === 1 ? "1 reply holds" : `${n} replies hold`)
 export function concentrationSentence(acts: readonly string[], rows: { aligned: readonly number[]; reference: readonly number[]; bayes?: readonly number[] }, gamma: number): string {
   const [first, second] = ranked(rows.aligned, acts);
   const top =
-    first.p >= 0.9 || !second || second.p < 0.005 ? `puts ${pct(first.p)} of its mass on one reply, “${first.act}”` : `puts ${pct(first.p)} on “${first.act}” and ${pct(second.p)} on “${second.act}”`;
+    first.p >= 0.9 || !second || second.p < 0.005 ? `puts ${share(first.p)} of its mass on one reply, “${first.act}”` : `puts ${share(first.p)} on “${first.act}” and ${share(second.p)} on “${second.act}”`;
   const nA = repliesToCover(rows.aligned);
   const nR = repliesToCover(rows.reference);
   const others = rows.bayes ? `the Bayes predictive of real people needs ${repliesToCover(rows.bayes)} and the reference ${nR}` : `the reference needs ${nR}`;

@@ -32,7 +32,7 @@ import {
   type Plans,
 } from "./world";
 
-export type CooperationBenchmark = Benchmark & { population: CooperationPopulation; params: CooperationParams };
+export type CooperationBenchmark = Benchmark & { humans: CooperationPopulation; params: CooperationParams };
 
 const hiddenOf = (d: Dialogue): number[] => {
   if (!d.hidden) throw new Error("the world's opening move reads the hidden state (the agent's plan)");
@@ -62,7 +62,7 @@ export function createCooperation(params: CooperationParams = DEFAULT_PARAMS): C
     cardLen: CARD_LEN,
     context,
     maskClasses: MASK_CLASSES,
-    population,
+    humans: population,
     params,
     userClass: (d) => replyClass(d.acts),
     agentClass: () => CLASS.agent,
@@ -99,7 +99,7 @@ export function playEpisode(bench: CooperationBenchmark, persona: Persona, agent
   for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) {
     if (t === "env") d.acts.push(bench.envAct!(d, rng));
     else if (t === "agent") d.acts.push(agent(d, rng));
-    else d.acts.push(operator === "solo" ? T_WAIT : rng.categorical(bench.population.replyProbs(persona.type, d)));
+    else d.acts.push(operator === "solo" ? T_WAIT : rng.categorical(bench.humans.replyProbs(persona.type, d)));
   }
   return d;
 }

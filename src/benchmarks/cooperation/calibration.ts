@@ -40,7 +40,7 @@ export function measureBehaviour(bench: CooperationBenchmark, rng: Rng, episodes
   const E = bench.params.maxExchanges;
   const agent = behaviourAgent(E);
   const solo = soloBehaviour();
-  const pop = bench.population;
+  const pop = bench.humans;
   let coop = 0;
   let alone = 0;
   const plan = { n: [0, 0], conflicts: [0, 0] };

@@ -2,6 +2,7 @@
 // corpus, calibration against CooperBench, reference agents, probe states and outcomes.
 import { z } from "zod";
 import { Rng } from "../../engine/random";
+import { pct } from "../../util/format";
 import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
 import { adaptiveAgent, behaviourAgent, modalScript, soloAgent, type Agent } from "./agents";
 import { createCooperation, playEpisode, type CooperationBenchmark, type Operator } from "./bench";
@@ -61,7 +62,7 @@ export function successWith(
   const rng = Rng.seed(seed);
   let wins = 0;
   for (let i = 0; i < episodes; i++) {
-    const persona = bench.population.sample(rng);
+    const persona = bench.humans.sample(rng);
     if (onlyType !== undefined) persona.type = onlyType;
     if (bench.success(playEpisode(bench, persona, agent, rng, operator))) wins++;
   }
@@ -75,12 +76,11 @@ function referenceLines(b: Benchmark): ReferenceLine[] {
   if (cached) return cached;
   const bench = asCooperation(b);
   const E = bench.params.maxExchanges;
-  const prior = bench.population.types.map((t) => t.prior);
+  const prior = bench.humans.types.map((t) => t.prior);
   const modal = prior.indexOf(Math.max(...prior));
-  const modalName = bench.population.types[modal].name;
+  const modalName = bench.humans.types[modal].name;
   const script = modalScript(E);
   const adaptive = adaptiveAgent(E);
-  const pct = (x: number) => `${(100 * x).toFixed(0)} %`;
   const scriptModal = successWith(bench, script, REFERENCE_EPISODES, modal);
   const adaptiveModal = successWith(bench, adaptive, REFERENCE_EPISODES, modal);
   const lines: ReferenceLine[] = [
@@ -165,7 +165,7 @@ export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> =
   parameters: (bench) => asCooperation(bench).params,
   corpusDialogue(b, _corpus, rng) {
     const bench = asCooperation(b);
-    return playEpisode(bench, bench.population.sample(rng), behaviourAgent(bench.params.maxExchanges), rng);
+    return playEpisode(bench, bench.humans.sample(rng), behaviourAgent(bench.params.maxExchanges), rng);
   },
   calibration: (bench, _corpus, rng) => calibrate(asCooperation(bench), rng),
   referenceLines,

@@ -29,7 +29,7 @@ export type PersuasionWorld = z.infer<typeof WorldSchema>;
 export type PersuasionCorpus = z.infer<typeof CorpusSchema>;
 
 type PersuasionBenchmark = ReturnType<typeof createPersuasion>;
-const population = (bench: Benchmark) => (bench as PersuasionBenchmark).population as PersuasionPopulation;
+const population = (bench: Benchmark) => (bench as PersuasionBenchmark).humans as PersuasionPopulation;
 
 export function worldParams(world: PersuasionWorld, skew?: number[]): PersuasionParams {
   const prior = skew ?? world.typePrior;
@@ -103,7 +103,7 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
   typeNames: DEFAULT_PARAMS.types.map((t) => t.name),
   create: (world, prior) => createPersuasion(worldParams(world, prior)),
   parameters: (bench) => population(bench).params,
-  corpusDialogue: (bench, corpus, rng) => behaviourDialogue(population(bench), bench.population.sample(rng), rng, corpus.persuaderStyle),
+  corpusDialogue: (bench, corpus, rng) => behaviourDialogue(population(bench), bench.humans.sample(rng), rng, corpus.persuaderStyle),
   calibration,
   referenceLines: (bench) => ceilingLines(ceilings(population(bench))),
   probeStates: PROBE_STATES,

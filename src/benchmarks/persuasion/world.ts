@@ -341,7 +341,7 @@ function gammaVariate(rng: Rng, shape: number): number {
 
 // ---------------------------------------------------------------------------------------------
 
-export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Benchmark & { population: PersuasionPopulation } {
+export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Benchmark & { humans: PersuasionPopulation } {
   const population = new PersuasionPopulation(params);
   return {
     id: "persuasion",
@@ -350,7 +350,7 @@ export function createPersuasion(params: PersuasionParams = DEFAULT_PARAMS): Ben
     cardLen: CARD_LEN,
     context: CONTEXT,
     maskClasses: MASK_CLASSES,
-    population,
+    humans: population,
     userClass,
     agentClass: () => CLASS.agent,
     turn,

@@ -6,7 +6,7 @@ import type { Agent } from "./agents";
 import { DEFAULT_PARAMS, ServicePopulation, type ServiceParams } from "./population";
 import { ACTS, CARD_LEN, CLASS, CONFIRM, MASK_CLASSES, MAX_CONTEXT, R, REASSURE, TRANSFER, USER_ACTS, allResolved, contextFor, replyClass, turnOf, unfixable, worldMove, type Hidden } from "./world";
 
-export type ServiceBenchmark = Benchmark & { population: ServicePopulation; params: ServiceParams };
+export type ServiceBenchmark = Benchmark & { humans: ServicePopulation; params: ServiceParams };
 
 const hiddenOf = (d: Dialogue): Hidden => {
   if (!d.hidden) throw new Error("a service dialogue's reward and world read its hidden state");
@@ -43,7 +43,7 @@ export function createService(params: ServiceParams = DEFAULT_PARAMS): ServiceBe
     cardLen: CARD_LEN,
     context,
     maskClasses: MASK_CLASSES,
-    population,
+    humans: population,
     params,
     // the class of any non-agent move: a customer's reply, or (turn "env") the world's
     userClass: (d) => replyClass(d.acts),
@@ -80,7 +80,7 @@ export function playEpisode(bench: ServiceBenchmark, persona: Persona, agent: Ag
   for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) {
     if (t === "env") d.acts.push(worldMove(hiddenOf(d), d.acts));
     else if (t === "agent") d.acts.push(agent(d, rng));
-    else d.acts.push(operator === "solo" ? soloReply(d) : rng.categorical(bench.population.replyProbs(persona.type, d)));
+    else d.acts.push(operator === "solo" ? soloReply(d) : rng.categorical(bench.humans.replyProbs(persona.type, d)));
   }
   return d;
 }

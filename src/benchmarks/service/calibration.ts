@@ -69,7 +69,7 @@ export interface Measured {
 
 /** Success of an agent over `tasks` personas × `trials` each (the same task and customer, replayed): also per task, for pass^k. */
 export function measure(bench: ServiceBenchmark, agent: Agent, operator: Operator, tasks: number, trials: number, rng: Rng): Measured & { perTask: number[] } {
-  const pop = bench.population;
+  const pop = bench.humans;
   const T = pop.types.length;
   const wins = { all: 0, intent: [0, 0, 0], intentN: [0, 0, 0], type: new Array<number>(T).fill(0), typeN: new Array<number>(T).fill(0) };
   const byLength = Array.from({ length: 12 }, () => ({ successes: 0, episodes: 0 }));

@@ -3,6 +3,7 @@
 // prompts that let a real LM play its customer (lm-prompts.ts, lm-measures.ts).
 import { z } from "zod";
 import { Rng } from "../../engine/random";
+import { pct } from "../../util/format";
 import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
 import { behaviourAgent, carefulAgent, goldAgent, modalScript, type Agent } from "./agents";
 import { createService, outcomeOf, playEpisode, type ServiceBenchmark } from "./bench";
@@ -56,7 +57,7 @@ export function successWith(bench: ServiceBenchmark, agent: Agent, episodes = RE
   const rng = Rng.seed(seed);
   let wins = 0;
   for (let i = 0; i < episodes; i++) {
-    const persona = bench.population.sample(rng);
+    const persona = bench.humans.sample(rng);
     if (onlyType !== undefined) persona.type = onlyType;
     if (bench.success(playEpisode(bench, persona, agent, rng))) wins++;
   }
@@ -70,13 +71,12 @@ function referenceLines(b: Benchmark): ReferenceLine[] {
   if (cached) return cached;
   const bench = asService(b);
   const { faultPrior, maxExchanges: E } = bench.params;
-  const prior = bench.population.types.map((t) => t.prior);
+  const prior = bench.humans.types.map((t) => t.prior);
   const modal = prior.indexOf(Math.max(...prior));
-  const modalName = bench.population.types[modal].name;
+  const modalName = bench.humans.types[modal].name;
   const script = modalScript(faultPrior, E);
   const careful = carefulAgent(faultPrior, E);
   const gold = goldAgent(E);
-  const pct = (x: number) => `${(100 * x).toFixed(0)} %`;
   const scriptModal = successWith(bench, script, REFERENCE_EPISODES, modal);
   const carefulModal = successWith(bench, careful, REFERENCE_EPISODES, modal);
   const lines: ReferenceLine[] = [
@@ -165,7 +165,7 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
   corpusDialogue(b, _corpus, rng) {
     const bench = asService(b);
     const agent = behaviourAgent(bench.params.faultPrior, bench.params.maxExchanges);
-    return playEpisode(bench, bench.population.sample(rng), agent, rng);
+    return playEpisode(bench, bench.humans.sample(rng), agent, rng);
   },
   calibration: (bench, _corpus, rng) => calibrate(asService(bench), rng),
   referenceLines,
@@ -192,7 +192,7 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
     outcomeView: {
       stated: "verdicts stated",
       mean: "share saying it works",
-      format: (v) => (v === 1 ? "works" : v === 0 ? "not working" : `${Math.round(100 * v)} %`),
+      format: (v) => (v === 1 ? "works" : v === 0 ? "not working" : pct(v)),
       reference: null,
       due: "The agent asks whether the phone works now.",
       note:

@@ -90,7 +90,7 @@ def cause_of(e):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--config", help="a config file (default: the JSON in $COLLAPSE_LAB_CONFIG)")
-    ap.add_argument("--backend", default="wasm", choices=["wasm", "webgpu", "cpu"])
+    ap.add_argument("--backend", default="wasm", choices=["wasm", "webgpu", "float64"])
     ap.add_argument("--preset")
     ap.add_argument("--no-store", action="store_true")
     ap.add_argument("--task-cpus", type=float, default=1.0)

@@ -34,8 +34,8 @@ if (mode === "driver") console.log = console.error;
 const say = (line: string) => log.write(`${line}\n`);
 
 function backendOf(name: string | undefined): BackendName {
-  if (name === "wasm" || name === "webgpu" || name === "cpu") return name;
-  throw new Error(`--backend must be wasm, webgpu or cpu, not ${JSON.stringify(name)}`);
+  if (name === "wasm" || name === "webgpu" || name === "float64") return name;
+  throw new Error(`--backend must be wasm, webgpu or float64, not ${JSON.stringify(name)}`);
 }
 
 /** The backend asked for, or an error saying why it cannot start here (never another backend). */

@@ -43,7 +43,7 @@ export interface RelayInfo {
   address: string; // the dashboard the relay forwards to
 }
 
-const BACKENDS: readonly BackendName[] = ["wasm", "webgpu", "cpu"];
+const BACKENDS: readonly BackendName[] = ["wasm", "webgpu", "float64"];
 const JOB_ID = /^[A-Za-z0-9_.-]{1,100}$/;
 const LOOPBACK = ["127.0.0.1", "localhost", "[::1]"];
 

@@ -3,7 +3,7 @@
 // falls back to wasm with a reason the UI can show. jax-js is imported lazily so that the
 // float64 reference runs without it.
 import type { BackendName, EngineBackend } from "../backend";
-import { ReferenceBackend } from "./reference";
+import { Float64Backend } from "./float64";
 
 export type BackendRequest = BackendName;
 
@@ -38,8 +38,8 @@ export async function detectWebGPU(): Promise<{ adapter: AdapterInfo } | { reaso
  * webgpu it also returns the GPUDevice, so that its caller can watch it for loss. */
 export async function createBackend(requested: BackendRequest): Promise<{ backend: EngineBackend; info: BackendInfo; gpuDevice?: GPUDevice }> {
   switch (requested) {
-    case "cpu":
-      return { backend: new ReferenceBackend(), info: { requested, name: "cpu" } };
+    case "float64":
+      return { backend: new Float64Backend(), info: { requested, name: "float64" } };
     case "wasm": {
       const { JaxBackend } = await import("./jax");
       return { backend: await JaxBackend.create("wasm"), info: { requested, name: "wasm" } };
@@ -59,10 +59,10 @@ export async function createBackend(requested: BackendRequest): Promise<{ backen
     }
     default:
       requested satisfies never;
-      throw new Error(`unknown backend "${requested as string}": expected webgpu, wasm or cpu`);
+      throw new Error(`unknown backend "${requested as string}": expected webgpu, wasm or float64`);
   }
 }
 
 export function isBackendName(x: string): x is BackendName {
-  return x === "wasm" || x === "webgpu" || x === "cpu";
+  return x === "wasm" || x === "webgpu" || x === "float64";
 }

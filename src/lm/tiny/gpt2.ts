@@ -4,7 +4,7 @@
 // engine's architecture, written by onnx-export.ts. No npm package ships a usable tiny LM.
 import { paramSpecs, size, type ModelConfig } from "../../engine/config";
 import { Rng } from "../../engine/random";
-import { referenceForward } from "../../engine/backends/reference";
+import { referenceForward } from "../../engine/backends/float64";
 import { type GptDims, type HfFiles, gptConfigJson, gptOnnx } from "../onnx-export";
 import { ReferenceBpe, bpeTokenizerJson, buildBpe, type BpeTokenizerSpec } from "./bpe";
 

@@ -4,10 +4,6 @@ export function num(x: number | null | undefined, digits = 2): string {
   return x == null || !Number.isFinite(x) ? "–" : x.toFixed(digits);
 }
 
-export function pct(x: number | null | undefined, digits = 0): string {
-  return x == null || !Number.isFinite(x) ? "–" : `${(100 * x).toFixed(digits)}\u202f%`;
-}
-
 export function bytes(n: number): string {
   if (!(n > 0)) return "0 B";
   const units = ["B", "kB", "MB", "GB"];

@@ -1,4 +1,4 @@
-// The float64 reference backend ("cpu"): the pre-LN GPT of config.ts, the policy objective of
+// The float64 reference backend: the pre-LN GPT of config.ts, the policy objective of
 // backend.ts with a hand-written backward pass, and AdamW, in plain TypeScript loops.
 // It is the readable definition of what the fast jax-js backend must compute and the oracle
 // its tests compare against; it favours clarity over speed (tinygrad's reference-first rule).
@@ -612,7 +612,7 @@ class ReferenceDecoder implements Decoder {
 // The backend
 
 class ReferenceModel implements EngineModel {
-  readonly backend: BackendName = "cpu";
+  readonly backend: BackendName = "float64";
   readonly config: ModelConfig;
   readonly capacity: number;
   readonly #table: Float32Array;
@@ -777,13 +777,13 @@ class ReferenceModel implements EngineModel {
   }
 
   #live(): void {
-    if (this.#disposed) throw new Error("cpu model used after dispose()");
+    if (this.#disposed) throw new Error("float64 model used after dispose()");
   }
 }
 
 /** Plain-TypeScript float64 backend; always available, slow, exact enough to test against. */
-export class ReferenceBackend implements EngineBackend {
-  readonly name: BackendName = "cpu";
+export class Float64Backend implements EngineBackend {
+  readonly name: BackendName = "float64";
 
   createModel(ck: Checkpoint, opts: ModelOptions): EngineModel {
     return new ReferenceModel(ck, opts);
