@@ -169,7 +169,7 @@ export interface OutcomeView {
 export type LabelPromptStyle = "text" | "chat";
 
 /**
- * How a real LM plays the benchmark's user (the lm tier, DESIGN §4): prompts for a dialogue state
+ * How a real LM plays the benchmark's user (the lm tier, docs/architecture.md#the-lm-tier): prompts for a dialogue state
  * at the user's turn, the labels whose likelihoods make an LM a simulator over acts, and the
  * LM lab's preset cards and states and its reading of outcomes from free text.
  */

@@ -1,4 +1,4 @@
-// The six training conditions (DESIGN §3.5). They differ only in the simulators the policy trains
+// The six training conditions (docs/architecture.md#conditions). They differ only in the simulators the policy trains
 // against; the policy, its RL (GRPO with a KL to the base policy), its budget and its evaluation
 // are the same code for all. Nothing here sees humans or the held-out panel.
 import type { Benchmark } from "../benchmarks/types";

@@ -228,7 +228,7 @@ export const DEFAULT_CONFIG: ExperimentConfig = {
     model: { d: 32, layers: 1, heads: 4, mlpRatio: 4 },
     pretrain: { steps: 150, batch: 128, lr: 3e-3 },
   },
-  // 400 steps: compare at convergence (DESIGN §3.4, trap 3). The collapsed simulator's low-variance
+  // 400 steps: compare at convergence (docs/architecture.md#models, trap 3). The collapsed simulator's low-variance
   // reward makes `single` converge first (train success flat from step 75), while `vs` and the
   // co-trained conditions were still rising at 200, so a 200-step budget favoured `single`. In the
   // recorded run (mean of 5 seeds) `cotrain` and `population` level off from ≈ 300; `vs` is still

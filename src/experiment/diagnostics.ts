@@ -1,4 +1,4 @@
-// Simulator diagnostics (DESIGN §3.6): how collapsed each simulator is and how much of the human
+// Simulator diagnostics (docs/architecture.md#metrics): how collapsed each simulator is and how much of the human
 // behaviour it covers. Every simulator talks to the same fixed base policy; its sampled replies
 // give γ by maximum likelihood against its own known reference network, SCOPE's three rough
 // estimators, reference-aware estimators, and behavioural-mode coverage of the modes humans show.

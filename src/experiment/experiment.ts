@@ -1,5 +1,5 @@
 // An experiment end to end: pretrain every seed's models, train and evaluate every condition ×
-// seed, diagnose the simulators, and assemble the RunReport (DESIGN §7). Tasks go to an Executor,
+// seed, diagnose the simulators, and assemble the RunReport (docs/architecture.md#contracts). Tasks go to an Executor,
 // so the same code runs inline, on worker_threads (CLI) or on web workers (app).
 import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import type { Calibration, ReferenceLine } from "../benchmarks/types";

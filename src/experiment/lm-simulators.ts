@@ -1,4 +1,4 @@
-// Real LMs as held-out panel members (DESIGN §4, issue 5 item 6): a panel member with `lm` in the
+// Real LMs as held-out panel members (docs/architecture.md#the-lm-tier): a panel member with `lm` in the
 // config is an LmSimulator scoring user-act labels under a transformers.js model instead of a
 // pretrained network. transformers.js is imported here lazily, on first use, so experiments
 // without LM members never load it. A task (unit or diagnosis) opens its LM members once, shares

@@ -1,4 +1,4 @@
-// Pretraining (DESIGN §3.4): a corpus of dialogues between humans and the behaviour persuader;
+// Pretraining (docs/architecture.md#models): a corpus of dialogues between humans and the behaviour persuader;
 // maximum likelihood with role masks — the base policy learns the agent's turns, a simulator the
 // user's turns given the persona card. The reference simulator should approach the exact Bayes
 // predictive of the population (its KL is reported); panel simulators, and the ensemble's other

@@ -1,4 +1,4 @@
-// Summaries over seeds (DESIGN §3.6): the mean of a metric with a Student-t confidence interval,
+// Summaries over seeds (docs/architecture.md#metrics): the mean of a metric with a Student-t confidence interval,
 // and paired differences between two conditions run on the same seeds. Seeds are few (3–10), so
 // the t interval, not a normal one; the t quantile comes from stdlib (a port of Boost's
 // incomplete-beta inverse) rather than a hand-written special function.

@@ -1,4 +1,4 @@
-// The store of pretrained models (issue 13). A pretraining job is a pure function of the config
+// The store of pretrained models. A pretraining job is a pure function of the config
 // sections it reads, its seed, its kind and the backend (pretrain.ts), so its result can ship as
 // a static file (public/pretrained/) and be loaded instead of pretrained again. A job's key is the
 // SHA-256 of exactly those inputs as canonical JSON (sorted keys), the same in Node and in

@@ -1,4 +1,4 @@
-// γ of a real LM (DESIGN §1, §4): how sharpened is an instruct model relative to its base model,
+// γ of a real LM (docs/architecture.md#the-science, #the-lm-tier): how sharpened is an instruct model relative to its base model,
 // if π_instruct ∝ π_base^γ (the KL-regularised RLHF optimum with a typicality-biased reward)?
 // We sample replies from the instruct model, score every reply exactly under the base model and
 // fit γ. Two estimators, because real replies are long and rarely repeat:

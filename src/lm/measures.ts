@@ -1,4 +1,4 @@
-// Diversity measures for replies of real LMs (DESIGN §4): distinct-1/2/3 over words (Li et al.
+// Diversity measures for replies of real LMs (docs/architecture.md#the-lm-tier): distinct-1/2/3 over words (Li et al.
 // 2016; the n-gram counting is `distinctN` of the toy metrics) and embedding diversity = 1 − mean
 // pairwise cosine with negative cosines clipped to 0 (as in the VS paper's semantic diversity).
 // A benchmark's outcomes in reply text (Persuasion: donations) are its own (BenchmarkModule.lm).

@@ -1,4 +1,4 @@
-// The Verbalized Sampling output parser (DESIGN §4; Zhang et al. 2025, arXiv 2510.01171). A VS
+// The Verbalized Sampling output parser (docs/architecture.md#the-lm-tier; Zhang et al. 2025, arXiv 2510.01171). A VS
 // prompt asks a model for k candidate replies with verbalized probabilities, as JSON
 // {"responses":[{"text","probability"}]} or as <response><text>…</text><probability>…</probability>
 // </response> tags. Small instruct models get the format right only part of the time, so this

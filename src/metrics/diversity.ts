@@ -1,4 +1,4 @@
-// Behavioural diversity (DESIGN §1 "Diagnostics", §3.6): entropy and KL of discrete
+// Behavioural diversity (docs/architecture.md#the-science, #metrics): entropy and KL of discrete
 // distributions, distinct-n over act sequences (Li et al. 2016, "A Diversity-Promoting
 // Objective Function for Neural Conversation Models": distinct n-grams / total n-grams), and
 // SCOPE's mode coverage (CHATS-lab/scope_usim, scripts/diagnostics/measure_coverage.py: a mode —

@@ -1,5 +1,5 @@
 // How collapsed is a simulator? An aligned simulator samples from π_γ ∝ π_ref^γ, the
-// KL-regularised RLHF optimum with a typicality-biased reward (γ = 1 + α/β; DESIGN §1, after
+// KL-regularised RLHF optimum with a typicality-biased reward (γ = 1 + α/β; docs/architecture.md#the-science, after
 // "One Frozen Simulator Is Not Enough", arXiv 2608.12253, and Verbalized Sampling,
 // arXiv 2510.01171). This file estimates γ against a known reference:
 //

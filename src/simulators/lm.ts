@@ -1,4 +1,4 @@
-// A real LM as a user simulator in the toy persuasion game (DESIGN §4): for each dialogue the
+// A real LM as a user simulator in the toy persuasion game (docs/architecture.md#the-lm-tier): for each dialogue the
 // act-label prompt (the benchmark's lm part, e.g. src/benchmarks/persuasion/lm-prompts.ts) is scored with every allowed user act's label as the
 // continuation, and p(act) = softmax(label log-likelihood / temperature) over the allowed class
 // (0 elsewhere). That distribution drops into the game like any other UserSimulator — as the
@@ -6,8 +6,8 @@
 //
 // `direct` samples p. `vs` is Verbalized Sampling in the toy sense (src/simulators/vs.ts): the LM
 // verbalizes q ∝ p^exponent, lists k candidates i.i.d. from q and one is picked `random`ly or by
-// stated probability. Real VS prompting of an LM is measured on free text instead (prompts.ts,
-// vs-parse.ts); here the exponent stands for how close the verbalized distribution is to p.
+// stated probability. Real VS prompting of an LM is measured on free text instead (the benchmarks'
+// lm-prompts.ts, src/lm/vs-prompt.ts and src/lm/vs-parse.ts); here the exponent stands for how close the verbalized distribution is to p.
 //
 // Scores are cached per prompt (rollouts revisit the same prefixes all the time); within a call,
 // identical prompts are scored once and distinct ones at most `concurrency` at a time.

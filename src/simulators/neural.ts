@@ -1,5 +1,5 @@
 // Neural user simulators: the reference (π_ref, pretrained on the human corpus with the card as
-// prefix), the aligned simulator (logits × γ: π_ref^γ, the closed-form RLHF optimum of DESIGN §1),
+// prefix), the aligned simulator (logits × γ: π_ref^γ, the closed-form RLHF optimum of docs/architecture.md#the-science),
 // co-trained simulators and their pool snapshots, and the held-out panel. A frozen simulator
 // caches distributions per dialogue prefix and skips the model when every row is cached (the
 // first user turn of a batch usually is).

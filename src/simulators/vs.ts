@@ -1,4 +1,4 @@
-// Verbalized Sampling in the toy (DESIGN §3.5; Zhang et al. 2025, arXiv 2510.01171). Asked for
+// Verbalized Sampling in the toy (docs/architecture.md#conditions; Zhang et al. 2025, arXiv 2510.01171). Asked for
 // k candidate replies with probabilities, the aligned simulator verbalizes a distribution
 //   q_φ ∝ π_ref^(1 + (γ − 1)(1 − φ))
 // (fidelity φ = 1: the reference — the mode of a distribution-level prompt is close to π_ref;

@@ -17,7 +17,7 @@ describe("persuasion ceilings", () => {
     expect(c.bestScript.humanSuccess).toBeLessThanOrEqual(c.adaptOnce.humanSuccess + 1e-12);
     expect(c.adaptOnce.humanSuccess).toBeLessThanOrEqual(c.typeKnown + 1e-12);
     expect(c.typeKnown).toBeLessThanOrEqual(1);
-    // trap 2 of DESIGN §3.4: the modal user's script must not suit everyone
+    // trap 2 of docs/architecture.md#models: the modal user's script must not suit everyone
     expect(c.adaptOnce.humanSuccess - c.modalScript.humanSuccess).toBeGreaterThan(0.2);
   });
 

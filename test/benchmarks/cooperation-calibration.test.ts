@@ -1,5 +1,5 @@
 // Cooperation against CooperBench (the calibration rows within their stated tolerances) and the
-// mechanism the experiment relies on (DESIGN §1, §3.3), checked before any RL: the script that wins
+// mechanism the experiment relies on (docs/architecture.md#the-science, #cooperation), checked before any RL: the script that wins
 // the modal dutiful partner (rely on its announced plan, never claim, ask or check) is as good as
 // anything with that partner, and measurably worse with the whole population than an adaptive agent
 // that asks and claims first; and the Bayes predictive's most likely move at the probe states is the

@@ -1,4 +1,4 @@
-// The Cooperation world (DESIGN §3.3, after CooperBench): turn rules and masks, the merge and its
+// The Cooperation world (docs/architecture.md#cooperation, after CooperBench): turn rules and masks, the merge and its
 // conflict rules on hand-made dialogues, reward, outcomes and failure causes, the partner
 // population (each type's characteristic behaviour, reply rows on their classes), the exact type
 // posterior and Bayes predictive against Monte Carlo estimates from the population itself, the

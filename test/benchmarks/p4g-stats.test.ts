@@ -45,7 +45,7 @@ describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
   });
 
   it("strategy counts match the README and are ordered credibility > donation-info > logical > emotion > the rest", () => {
-    // The README's 469 for logical-appeal is what the data says (DESIGN §3.1 rounds it to 470).
+    // The README's 469 for logical-appeal is what the data says (docs/architecture.md#persuasion rounds it to 470).
     expect(stats.strategies.counts).toEqual({
       "credibility-appeal": 1083,
       "donation-information": 491,
@@ -82,7 +82,7 @@ describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
     expect(Object.values(stats.persuadeeActs.frequencies).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
   });
 
-  it("donation-information is the strategy most correlated with the donation (DESIGN §3.1)", () => {
+  it("donation-information is the strategy most correlated with the donation (docs/architecture.md#persuasion)", () => {
     const sd = stats.strategyDonation;
     expect(stats.annotated.dialogues).toBe(300);
     expect(sd.dialogues).toBe(290); // 10 annotated dialogues have an out-of-range donation

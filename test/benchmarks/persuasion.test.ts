@@ -1,4 +1,4 @@
-// The persuasion world (DESIGN §3.1, §3.4): the latent-type population (priors, sampling, reply
+// The persuasion world (docs/architecture.md#persuasion, #models): the latent-type population (priors, sampling, reply
 // rows on the allowed class only, willingness moved by liked / disliked strategies with decaying
 // repeats, ordered-logit donations, conflicting preferences — trap 2), the exact Bayes predictive
 // against Monte Carlo estimates from the population itself, the episode rules and reward, the
@@ -391,7 +391,7 @@ describe.skipIf(!HAVE_P4G)("calibration against Persuasion for Good", () => {
     return r;
   };
 
-  it("reports the four DESIGN §3.1 targets with the real corpus values", () => {
+  it("reports the four docs/architecture.md#persuasion targets with the real corpus values", () => {
     expect(rows.map((r) => r.name)).toEqual(["mean donation ($)", "fraction giving $0", "median among donors ($)", "fraction giving ≥ $1 (success)"]);
     expect(row("mean donation ($)").real).toBeCloseTo(0.35, 1);
     expect(row("fraction giving $0").real).toBeCloseTo(0.48, 1);

@@ -1,5 +1,5 @@
 // Service against τ²-bench telecom (the calibration rows within their stated tolerances) and the
-// mechanism the experiment relies on (DESIGN §1, §3.4), checked before any RL: (a) the script that
+// mechanism the experiment relies on (docs/architecture.md#the-science, #models), checked before any RL: (a) the script that
 // wins the modal accurate customer loses ≥ 20 points with the whole population; (b) a careful
 // adaptive agent beats it clearly with the population, while with the accurate customer alone the
 // blind script is the better one (so a policy trained on a collapsed simulator has a reason to

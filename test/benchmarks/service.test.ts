@@ -1,4 +1,4 @@
-// The Service world (DESIGN §3.2): episode rules and the device state machine on hand-written
+// The Service world (docs/architecture.md#service): episode rules and the device state machine on hand-written
 // dialogues, reward and outcomes, the population's reply rows on their classes, the exact type and
 // task posteriors and Bayes predictive against Monte Carlo estimates from the population itself,
 // pass^k, and the config sections.

@@ -1,4 +1,4 @@
-// The CLI contract (DESIGN §7), through the real command (`node bin/collapse-lab.mjs`, cwd = the
+// The CLI contract (docs/architecture.md#contracts), through the real command (`node bin/collapse-lab.mjs`, cwd = the
 // project root): `presets` lists the presets; `run --preset persuasion-smoke` exits 0, prints the
 // paper-style table with the six conditions and writes a RunReport whose numbers agree with the
 // table; the same command twice gives identical condition metrics; bad flags exit 2 with one clear

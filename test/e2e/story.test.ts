@@ -1,4 +1,4 @@
-// The Experiment page as a lecturer and an author meet it (issue 14), in headless Chromium on a
+// The Experiment page as a lecturer and an author meet it , in headless Chromium on a
 // production build: the first screen tells the story with an annotated figure; the figure never
 // shows settings other than the URL's and the controls'; no page scrolls sideways at any width;
 // intervals stay within their bounds; presentation mode's text is large; Pause holds pretraining.

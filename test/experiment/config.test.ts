@@ -1,4 +1,4 @@
-// ExperimentConfig (DESIGN §7): the default and every preset validate; unknown keys and wrong
+// ExperimentConfig (docs/architecture.md#contracts): the default and every preset validate; unknown keys and wrong
 // types are ConfigErrors that name their path; `--set path=value` parses JSON (else a string),
 // needs existing sections and leaves its input alone; unknown presets list the known ones.
 import { describe, expect, it } from "vitest";

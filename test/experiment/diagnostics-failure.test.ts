@@ -1,6 +1,6 @@
 // A diagnostic never costs a run: an estimator that is undefined on a sample is reported as null
 // with its reason, and a diagnostics task that fails outright leaves every trained condition in
-// the report (issue 21, item 6).
+// the report.
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// The ensemble as in SCOPE (issue 17): the single simulator's family and other simulator families
+// The ensemble as in SCOPE: the single simulator's family and other simulator families
 // (ensemble.members: a corpus type mixture, a corpus size and a γ of their own), disjoint from the
 // held-out panel and from each other, checked at config validation with errors that name the
 // path. Each family is pretrained as a panel member with the same settings would be, and trained

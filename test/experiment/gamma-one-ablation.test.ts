@@ -1,4 +1,4 @@
-// The γ = 1 ablation at small scale (issue 17): with simulator.gamma = 1 the aligned simulator is
+// The γ = 1 ablation at small scale: with simulator.gamma = 1 the aligned simulator is
 // the reference exactly, and VS — which verbalizes q_φ = π_ref^(1 + (γ − 1)(1 − φ)) and samples one
 // of k candidates — verbalizes that same distribution at any fidelity, so `single` and `vs` train
 // against one distribution of user replies: any gap between them must then come from sampling

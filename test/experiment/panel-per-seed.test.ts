@@ -1,4 +1,4 @@
-// A held-out panel per seed (issue 17): every seed draws and pretrains its own panel from the same
+// A held-out panel per seed: every seed draws and pretrains its own panel from the same
 // member configs, so the seeds' spread covers the panel's randomness; seed s's panel is the one a
 // run with seedBase = s drew before (seed 0's models and their store keys are unchanged). The same
 // seed gives the same weights; different seeds give different ones; each seed's units and

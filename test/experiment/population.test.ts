@@ -1,4 +1,4 @@
-// The `population` condition (DESIGN §1, §3.5): a co-trained simulator plus a FIFO pool of its
+// The `population` condition (docs/architecture.md#the-science, #conditions): a co-trained simulator plus a FIFO pool of its
 // snapshots. Through the public API (createOpponents, afterStep, simulatorFor,
 // evaluationSimulators, the pool's models): the pool holds min(⌊s/e⌋, poolSize) snapshots after
 // s steps, each equal to the trainable simulator at its snapshot step, oldest evicted first (and

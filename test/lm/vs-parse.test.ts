@@ -1,4 +1,4 @@
-// The VS parser (DESIGN §4, §9) on a table of outputs written the way small instruct models
+// The VS parser (docs/architecture.md#the-lm-tier, #reliability) on a table of outputs written the way small instruct models
 // answer a persuadee VS prompt: Qwen2.5-0.5B-Instruct fences its JSON and leaves trailing
 // commas or percentages; Llama-3.2-1B-Instruct wraps it in a preamble and a closing note or falls
 // back to a numbered list; SmolLM2-135M-Instruct runs out of tokens mid-JSON, repeats itself,

@@ -1,4 +1,4 @@
-// Verbalized Sampling in the toy (DESIGN §3.5): k candidates whose acts are i.i.d. from q, the
+// Verbalized Sampling in the toy (docs/architecture.md#conditions): k candidates whose acts are i.i.d. from q, the
 // verbalized probability of an act shared among its paraphrases, `random` selection equal to q in
 // expectation, `prob` selection equal to its exact finite-k expectation (computed here by
 // enumeration and by inclusion–exclusion) and approaching q as k grows, the verbalized exponent,
@@ -113,7 +113,7 @@ describe("verbalize", () => {
       const mean = Q.reduce((m, q) => m + 1 - (1 - q) ** k, 0);
       expect(law.reduce((m, p, j) => m + p * j, 0)).toBeCloseTo(mean, 12);
       expect(maxZ(hist, law), `k = ${k}`).toBeLessThan(4.5);
-      // not k distinct acts: picking among k *distinct* acts would be the wrong model (DESIGN §3.5)
+      // not k distinct acts: picking among k *distinct* acts would be the wrong model (docs/architecture.md#conditions)
       expect(hist[k]).toBeLessThan(n);
     }
   });

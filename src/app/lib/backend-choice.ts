@@ -1,4 +1,4 @@
-// Backend `auto` (DESIGN §6): where requestAdapter() gives a WebGPU adapter, time WebGPU against
+// Backend `auto` (docs/architecture.md#the-app): where requestAdapter() gives a WebGPU adapter, time WebGPU against
 // wasm on this device for the experiment's model size (a short micro-benchmark in two workers,
 // cached per device and size) and use the faster; otherwise wasm, with the reason shown.
 // A run never waits for the measurement: the page measures while it is idle, and a run that

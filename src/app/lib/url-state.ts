@@ -1,4 +1,4 @@
-// The URL is the experiment (DESIGN §6): a versioned query string holding the preset, every
+// The URL is the experiment (docs/architecture.md#the-app): a versioned query string holding the preset, every
 // override (as the CLI's --set path=value), the seeds and the backend. Opening the link
 // resolves the same ExperimentConfig, so the same backend reproduces the same numbers. A bad
 // URL never gives a blank page: what cannot be read is dropped with a readable message.

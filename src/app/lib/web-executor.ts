@@ -1,6 +1,6 @@
 // Runs an experiment's tasks in a pool of dedicated module workers (one task per worker at a
 // time), never on the main thread. Pause / step / resume / stop reach every worker.
-// Reliability (DESIGN §9): a crashed worker is replaced and its task runs again; a task that
+// Reliability (docs/architecture.md#reliability): a crashed worker is replaced and its task runs again; a task that
 // fails on WebGPU (e.g. a lost device) moves the whole pool to wasm: it runs again there, and so
 // does every task still running on WebGPU in another worker. Tasks are deterministic and finished
 // ones are kept, so the run continues where it was, on wasm from then on.

@@ -1,4 +1,4 @@
-// The LM lab's state (DESIGN §4, §6): which benchmark's user the LM plays (any whose module has an
+// The LM lab's state (docs/architecture.md#the-lm-tier, #the-app): which benchmark's user the LM plays (any whose module has an
 // lm part; everything benchmark-specific — prompts, presets, outcomes and their names — comes from
 // that part), which models to load and from where, their load progress (per file and overall),
 // Direct vs Verbalized Sampling replies of the instruct model at one persona card and dialogue

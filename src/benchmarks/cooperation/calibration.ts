@@ -1,4 +1,4 @@
-// Cooperation against CooperBench's published numbers (DESIGN §3.3; arXiv 2601.13295): the curse of
+// Cooperation against CooperBench's published numbers (docs/architecture.md#cooperation; arXiv 2601.13295): the curse of
 // coordination (a behaviour agent with a partner vs the same agent alone with both features, on the
 // same tasks), conflicts with and without a plan in the first turn, the share of feature pairs whose
 // plans overlap, and the mix of failure causes. Agent rates are Monte Carlo with a fixed seed and

@@ -2,7 +2,7 @@
 // feature in one shared repository of four files, in parallel, and may message each other; the two
 // branches are then merged. The policy is one agent; the "user" is the partner agent.
 //
-// Design choices where DESIGN §3.3 is silent, and why:
+// Design choices where docs/architecture.md#cooperation is silent, and why:
 // * Each feature needs two of the four files (six possible plans), drawn independently for the two
 //   features from one prior (most features touch models+views or utils+config; 77 % of pairs share
 //   a file, as CooperBench's conflicting gold patches). The episode's hidden state is the agent's

@@ -1,5 +1,5 @@
 // What a persuader can reach with humans, computed exactly from the population (no models): how
-// much room there is above the script that wins the modal user (DESIGN §3.4, trap 2). A policy
+// much room there is above the script that wins the modal user (docs/architecture.md#models, trap 2). A policy
 // that only learned the modal user's script is held near `modalScript`; one that reads replies can
 // approach `adaptOnce`; `typeKnown` is the bound for a persuader told the latent type.
 // Every plan uses all five exchanges: the fifth is an ask or one more strategy (then the persuadee

@@ -1,4 +1,4 @@
-// Donations in a real LM's reply text (the LM lab, DESIGN §4): the amount read from the words,
+// Donations in a real LM's reply text (the LM lab, docs/architecture.md#the-lm-tier): the amount read from the words,
 // and the histogram of the amounts against the humans of Persuasion for Good (p4g-stats.json),
 // with the KS statistic and the L1 distance.
 import type { OutcomeComparison } from "../types";

@@ -1,4 +1,4 @@
-// Prompts that make a real LM play the persuadee of the persuasion game (DESIGN §3.1, §4): the
+// Prompts that make a real LM play the persuadee of the persuasion game (docs/architecture.md#persuasion, #the-lm-tier): the
 // persona card in words and the dialogue so far rendered with the act templates (agent =
 // "Persuader", user = "You"), then
 //   (a) Direct — chat messages asking for the persuadee's next reply only,

@@ -1,5 +1,5 @@
 // Aggregate statistics of the real Persuasion for Good corpus (Wang et al., ACL 2019), the
-// targets that the toy persuasion world is calibrated against (DESIGN §3.1). Browser-safe: it
+// targets that the toy persuasion world is calibrated against (docs/architecture.md#persuasion). Browser-safe: it
 // holds only numbers computed once by scripts/p4g-stats.ts (src/benchmarks/persuasion/p4g-load.ts
 // reads the raw CSVs in Node); no corpus row is bundled into the app.
 import stats from "./p4g-stats.json";

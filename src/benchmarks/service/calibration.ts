@@ -1,4 +1,4 @@
-// Service against τ²-bench telecom's published numbers (DESIGN §3.2; Barres et al. 2025, gpt-4.1):
+// Service against τ²-bench telecom's published numbers (docs/architecture.md#service; Barres et al. 2025, gpt-4.1):
 // the behaviour agent's success in dual control, solo (it operates the phone) and with the gold
 // plan; success by the number of user actions a fix needs and by intent; pass^k. Task statistics
 // (fix lengths, unfixable share, intent shares) are exact sums over the task prior; agent successes
@@ -15,7 +15,7 @@ import { playEpisode, type Operator, type ServiceBenchmark } from "./bench";
 import { enumerateTasks, type ServiceParams } from "./population";
 import { INTENTS, fixLength, unfixable } from "./world";
 
-/** τ² telecom, gpt-4.1 (DESIGN §3.2). */
+/** τ² telecom, gpt-4.1 (docs/architecture.md#service). */
 export const TAU2 = {
   dual: 0.34,
   solo: 0.52,

@@ -1,4 +1,4 @@
-// Service's outcome in a real LM's reply text (the LM lab, DESIGN §4): whether the customer says
+// Service's outcome in a real LM's reply text (the LM lab, docs/architecture.md#the-lm-tier): whether the customer says
 // the phone works. The outcome is 1 (resolved: "Yes, it works now!", "fixed") or 0 (not resolved:
 // "still doesn't work", or the call ends without a fix — "Bye", "forget it", a transfer), and
 // null when a reply says neither ("Done.", "Sorry, where is that?"). The same reading turns the

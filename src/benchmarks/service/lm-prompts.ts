@@ -1,4 +1,4 @@
-// Prompts that make a real LM play the customer of the Service world (DESIGN §3.2, §4): the
+// Prompts that make a real LM play the customer of the Service world (docs/architecture.md#service, #the-lm-tier): the
 // persona card in words, the problem the customer called about and what their phone's screens
 // have shown so far, the call rendered with the world's act templates (agent = "Agent", user =
 // "You", the world's own moves — the ticket, a screen, an account look-up — = "System"), then

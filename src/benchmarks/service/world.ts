@@ -4,7 +4,7 @@
 // account itself. Reward 1 iff every fault is fixed and the customer confirms it works, or the agent
 // transfers a task that cannot be fixed (a PIN-locked SIM, an ended contract).
 //
-// Design choices where DESIGN §3.2 is silent, and why:
+// Design choices where docs/architecture.md#service is silent, and why:
 // * The phone is the environment, not the user. What a check shows is an env act (a "System" line:
 //   the screen the customer reads out), a deterministic function of the hidden faults and the acts so
 //   far; so is the opening ticket (why the customer calls) and what an account look-up returns. A
@@ -28,7 +28,7 @@
 //   leaving or not, and a task part, fixed or not).
 // * A check costs one exchange and a blind fix costs one: against the accurate type, fixing every
 //   likely fault blindly is the cheaper script; checking first is what low-skill, anxious and
-//   impatient customers need. That tension is the benchmark (DESIGN §3.4 trap 2).
+//   impatient customers need. That tension is the benchmark (docs/architecture.md#models trap 2).
 import type { ActDef, Dialogue, MaskClass, Turn } from "../types";
 
 // ---------------------------------------------------------------------------------------------
