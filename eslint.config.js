@@ -5,6 +5,50 @@ import ts from "typescript-eslint";
 import svelte from "eslint-plugin-svelte";
 import globals from "globals";
 
+/**
+ * The source tree's layers, lowest first (docs/architecture.md#the-source-tree). A folder may import
+ * from its own layer and the layers below it, never from one above.
+ */
+export const LAYERS = [
+  ["util", "engine", "metrics"],
+  ["lm"],
+  ["benchmarks", "remote"],
+  ["simulators"],
+  ["experiment"],
+  ["cluster", "serve", "workers"],
+  ["cli", "app"],
+];
+
+export const folderGlob = (folder) => (folder === "workers" ? "workers/**" : `src/${folder}/**`);
+
+// Benchmarks are plug-ins: the layers above reach one only through src/benchmarks/registry.ts (and
+// the shared src/benchmarks/types.ts and encode.ts), never by importing its folder.
+const BENCHMARK_FOLDER = {
+  regex: "(^|/)benchmarks/(?!registry$|types$|encode$)[^/]+(/|$)",
+  message: "a benchmark's folder is its own: import src/benchmarks/registry (benchmarkModule, benchmarkFor) or src/benchmarks/types instead",
+};
+
+/** One no-restricted-imports block per folder: the folders of the layers above it, and (above the
+ * benchmarks) a benchmark's own folder. ESLint replaces a rule's options per file, so each block
+ * carries every pattern its files need. */
+function layerRules() {
+  const blocks = LAYERS.flatMap((layer, i) => {
+    const above = LAYERS.slice(i + 1).flat();
+    return layer.map((folder) => {
+      const patterns = [];
+      if (above.length > 0)
+        patterns.push({
+          regex: `(^|/)(${above.join("|")})(/|$)`,
+          message: `${folder} is in layer ${i + 1} of the source tree (${LAYERS.map((l) => l.join(", ")).join(" < ")}): it may not import from a layer above it (docs/architecture.md#the-source-tree)`,
+        });
+      if (i >= 2 && folder !== "benchmarks") patterns.push(BENCHMARK_FOLDER);
+      return { files: [folderGlob(folder)], rules: { "no-restricted-imports": patterns.length ? ["error", { patterns }] : "off" } };
+    });
+  });
+  // outside the layered tree, bench/ scripts still reach a benchmark through the registry
+  return [{ files: ["bench/**/*.ts"], rules: { "no-restricted-imports": ["error", { patterns: [BENCHMARK_FOLDER] }] } }, ...blocks];
+}
+
 export default ts.config(
   { ignores: ["dist/", "node_modules/", "public/", "tmp/", ".vitest-attachments/", ".ray/", ".real-lm/"] },
   js.configs.recommended,
@@ -17,25 +61,7 @@ export default ts.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_", caughtErrors: "none" }],
     },
   },
-  {
-    // Benchmarks are plug-ins: the layers above reach one only through src/benchmarks/registry.ts
-    // (and the shared types in src/benchmarks/types.ts), never by importing its folder.
-    files: ["src/**/*.ts", "src/**/*.svelte", "workers/**/*.ts", "bench/**/*.ts"],
-    ignores: ["src/benchmarks/**"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              regex: "(^|/)benchmarks/(?!registry$|types$|encode$)[^/]+(/|$)",
-              message: "a benchmark's folder is its own: import src/benchmarks/registry (benchmarkModule, benchmarkFor) or src/benchmarks/types instead",
-            },
-          ],
-        },
-      ],
-    },
-  },
+  ...layerRules(),
   {
     files: ["**/*.svelte", "**/*.svelte.ts"],
     languageOptions: { parserOptions: { parser: ts.parser } },
