@@ -4,22 +4,7 @@ import js from "@eslint/js";
 import ts from "typescript-eslint";
 import svelte from "eslint-plugin-svelte";
 import globals from "globals";
-
-/**
- * The source tree's layers, lowest first (docs/architecture.md#the-source-tree). A folder may import
- * from its own layer and the layers below it, never from one above.
- */
-export const LAYERS = [
-  ["util", "engine", "metrics"],
-  ["lm"],
-  ["benchmarks", "remote"],
-  ["simulators"],
-  ["experiment"],
-  ["cluster", "serve", "workers"],
-  ["cli", "app"],
-];
-
-export const folderGlob = (folder) => (folder === "workers" ? "workers/**" : `src/${folder}/**`);
+import { LAYERS, folderGlob } from "./scripts/layers.mjs";
 
 // Benchmarks are plug-ins: the layers above reach one only through src/benchmarks/registry.ts (and
 // the shared src/benchmarks/types.ts and encode.ts), never by importing its folder.

@@ -9,7 +9,7 @@ import { relative } from "node:path";
 import { ESLint } from "eslint";
 import { cruise, type IModule } from "dependency-cruiser";
 import { beforeAll, describe, expect, it } from "vitest";
-import { LAYERS } from "../../eslint.config.js";
+import { LAYERS } from "../../scripts/layers.mjs";
 
 const eslint = new ESLint({ cwd: process.cwd() });
 
