@@ -226,13 +226,3 @@ export function assemblePretrained(c: ExperimentConfig, seed: number, results: M
     basePolicy: find((j) => j.kind === "policy"),
   };
 }
-
-/** Pretrains every model one seed needs, in this thread. */
-export async function pretrainAll(backend: EngineBackend, c: ExperimentConfig, seed: number, onStage?: (stage: string) => void): Promise<PretrainedSet> {
-  const results = new Map<PretrainJob, PretrainResult>();
-  for (const job of pretrainJobs(c, seed)) {
-    onStage?.(describeJob(c, job));
-    results.set(job, await runPretrainJob(backend, c, job));
-  }
-  return assemblePretrained(c, seed, results);
-}

@@ -9,10 +9,9 @@ import type { Benchmark, Dialogue } from "../benchmarks/types";
 import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import { nextActLogprobs } from "../benchmarks/encode";
 import type { EngineBackend, EngineModel } from "../engine/backend";
-import { validateConfig, merge, type ConditionId, type ExperimentConfig } from "../experiment/config";
+import type { ConditionId, ExperimentConfig } from "../experiment/config";
 import type { Checkpoint } from "../engine/checkpoint";
 import { decodePolicy, parsePoliciesIndex } from "../experiment/policies";
-import { presetConfig } from "../experiment/presets";
 import { assemblePretrained, describeJob, modelConfig, modelOptions, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../experiment/pretrain";
 import { lookUp, type PretrainStore } from "../experiment/store";
 import { NeuralSimulator } from "../simulators/neural";
@@ -42,12 +41,6 @@ export interface ServedWorld {
 
 /** Served ids are plain path-like names; this keeps panel and type names usable in them. */
 const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "-");
-
-/** A preset's config, optionally with overrides (`--set`). */
-export function servedConfig(preset: string, overrides?: unknown): ExperimentConfig {
-  const config = presetConfig(preset);
-  return overrides === undefined ? config : validateConfig(merge(config, overrides));
-}
 
 /**
  * Builds the served models of a config at one seed (default: its first), loading every network

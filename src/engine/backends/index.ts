@@ -62,7 +62,3 @@ export async function createBackend(requested: BackendRequest): Promise<{ backen
       throw new Error(`unknown backend "${requested as string}": expected webgpu, wasm or float64`);
   }
 }
-
-export function isBackendName(x: string): x is BackendName {
-  return x === "wasm" || x === "webgpu" || x === "float64";
-}
