@@ -4,7 +4,7 @@ import { benchmarkModule } from "../benchmarks/registry";
 import type { RunReport } from "./experiment";
 import type { Summary } from "./stats";
 import { pct, points, seconds, table } from "../util/format";
-import type { RemoteSimulatorStats } from "../simulators/remote";
+import { REMOTE_COUNTERS, zeroCounters, type RemoteSimulatorStats } from "../simulators/remote";
 
 const ci = (s: Summary, asPct: boolean) => {
   const f = (x: number) => (asPct ? points(x) : x.toFixed(2));
@@ -89,21 +89,8 @@ export function remoteLines(r: RunReport): string[] {
   for (const c of r.conditions)
     for (const s of c.seeds)
       for (const x of (s as { remoteSimulators?: RemoteSimulatorStats[] }).remoteSimulators ?? []) {
-        const t = by.get(x.name) ?? {
-          ...x,
-          states: 0,
-          requests: 0,
-          retries: 0,
-          logprobStates: 0,
-          sampledStates: 0,
-          fallbacks: 0,
-          replies: 0,
-          unmapped: 0,
-          unmappedStates: 0,
-          units: 0,
-          ways: new Set<string>(),
-        };
-        for (const k of ["states", "requests", "retries", "logprobStates", "sampledStates", "fallbacks", "replies", "unmapped", "unmappedStates"] as const) t[k] += x[k];
+        const t = by.get(x.name) ?? { ...x, ...zeroCounters(), units: 0, ways: new Set<string>() };
+        for (const k of REMOTE_COUNTERS) t[k] += x[k];
         t.units++;
         t.ways.add(x.scoring);
         by.set(x.name, t);

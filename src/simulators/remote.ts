@@ -63,6 +63,13 @@ export interface RemoteSimulatorStats {
   unmappedStates: number; // states where no reply could be mapped: uniform over the allowed acts
 }
 
+/** The counters of RemoteSimulatorStats: they add up over units. */
+export const REMOTE_COUNTERS = ["states", "requests", "retries", "logprobStates", "sampledStates", "fallbacks", "replies", "unmapped", "unmappedStates"] as const;
+type RemoteCounters = Pick<RemoteSimulatorStats, (typeof REMOTE_COUNTERS)[number]>;
+
+/** Every counter at 0. */
+export const zeroCounters = (): RemoteCounters => Object.fromEntries(REMOTE_COUNTERS.map((k) => [k, 0])) as RemoteCounters;
+
 /** A stable 31-bit seed for a state (FNV-1a), so reruns send the same seeds. */
 function stateSeed(key: string, base: number): number {
   let h = 2166136261 ^ base;
@@ -119,15 +126,7 @@ export class RemoteSimulator implements UserSimulator {
       mode: o.mode,
       protocol: o.protocol,
       scoring: o.mode === "vs" ? "vs" : this.#useLogprobs ? "logprobs" : "sample",
-      states: 0,
-      requests: 0,
-      retries: 0,
-      logprobStates: 0,
-      sampledStates: 0,
-      fallbacks: 0,
-      replies: 0,
-      unmapped: 0,
-      unmappedStates: 0,
+      ...zeroCounters(),
     };
   }
 
