@@ -12,8 +12,9 @@ import { cleanup, render, screen } from "@testing-library/svelte";
 import { tick } from "svelte";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import LmPage from "../../src/app/pages/LmPage.svelte";
-import { LmLabState, type CompareResult, type LabLanguageModel } from "../../src/app/state/lm.svelte";
-import { connectEndpoint, type EndpointSpec } from "../../src/app/lib/lm-endpoint";
+import { LmLabState, type CompareResult } from "../../src/app/state/lm.svelte";
+import { connectEndpoint } from "../../src/app/lib/lm-endpoint";
+import type { EndpointSpec, LabLanguageModel } from "../../src/app/lib/lm-contracts";
 import { FakeHost } from "./lm-lab.fakes";
 import { stubResizeObserver } from "./report-fixture";
 

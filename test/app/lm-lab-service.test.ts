@@ -8,7 +8,8 @@ import { cleanup, fireEvent, render, screen, within } from "@testing-library/sve
 import { afterEach, describe, expect, it } from "vitest";
 import { tick } from "svelte";
 import LmPage from "../../src/app/pages/LmPage.svelte";
-import { LAB_BENCHMARK, LAB_BENCHMARKS, LmLabState, defaultState, labBenchmark, labDialogue } from "../../src/app/state/lm.svelte";
+import { LmLabState } from "../../src/app/state/lm.svelte";
+import { LAB_BENCHMARK, LAB_BENCHMARKS, defaultState, labBenchmark, labDialogue } from "../../src/app/lib/lm-benchmarks";
 import { benchmarkModule } from "../../src/benchmarks/registry";
 import type { LmPrompt } from "../../src/lm/types";
 import { FakeEmbedder, FakeHost, FakeLm, isBasePrompt, isVsPrompt } from "./lm-lab.fakes";
@@ -163,7 +164,7 @@ describe("the LM lab page on Service", () => {
     const row = (id: string) => [...table.querySelectorAll(`tr[data-row="${id}"] td`)].map((td) => td.textContent);
     expect(row("parsed").slice(0, 2)).toEqual(["4 of 4", "4 of 6"]); // VS: 2 calls × 3 candidates, one says neither
     expect(row("mean")[0]).toBe("works");
-    expect(row("mean")[1]).toBe("50 %");
+    expect(row("mean")[1]).toBe("50\u202f%"); // pct: a narrow no-break space
     const chart = screen.getByTestId("outcome-chart");
     expect(chart.querySelectorAll('g[aria-label="bar"] rect').length).toBe(2 * 3); // two verdicts × (Direct, VS all, VS selected)
     expect(chart.textContent).not.toMatch(/humans/);

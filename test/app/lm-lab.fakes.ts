@@ -4,7 +4,7 @@
 import type { LoadProgress, LoadedInfo, ModelSource } from "../../src/lm/backend";
 import type { ContinuationScore, GenerateOptions, Generation, LmPrompt } from "../../src/lm/types";
 import { LmCancelledError, ModelNotFoundError } from "../../src/lm/errors";
-import type { LabEmbeddingModel, LabLanguageModel, LmLabHost, LoadCall, ModelRole } from "../../src/app/state/lm.svelte";
+import type { LabEmbeddingModel, LabLanguageModel, LmLabHost, LoadCall, ModelRole } from "../../src/app/lib/lm-contracts";
 
 export const isVsPrompt = (p: LmPrompt) => "chat" in p && p.chat[0].content.includes('"responses"');
 export const isBasePrompt = (p: LmPrompt) => "text" in p;

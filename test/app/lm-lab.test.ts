@@ -6,7 +6,11 @@
 // both models at temperature 1, scores first lines under the base model and recovers a known γ.
 import { describe, expect, it } from "vitest";
 import { flushSync } from "svelte";
-import { DEFAULT_MODEL_IDS, LM_CARDS, LM_STATES, LmLabState, describeLoadError, firstLine, labDialogue } from "../../src/app/state/lm.svelte";
+import { LmLabState } from "../../src/app/state/lm.svelte";
+import { LM_CARDS, LM_STATES, labDialogue } from "../../src/app/lib/lm-benchmarks";
+import { describeLoadError } from "../../src/app/lib/lm-errors";
+import { DEFAULT_MODEL_IDS } from "../../src/lm/models";
+import { firstLine } from "../../src/lm/gamma-run";
 import { baseContinuation, baseTextPrompt, decisionDue, directPrompt, vsPrompt } from "../../src/benchmarks/persuasion/lm-prompts";
 import { distinctScores } from "../../src/lm/measures";
 import { compareDonations, parseDonation } from "../../src/benchmarks/persuasion/lm-measures";

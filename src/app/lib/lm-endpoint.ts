@@ -14,14 +14,7 @@ import { dialogueMessages } from "../../simulators/act-text";
 import { LmCancelledError } from "../../lm/errors";
 import type { Benchmark, Dialogue } from "../../benchmarks/types";
 import type { ContinuationScore, GenerateOptions, Generation, LmPrompt } from "../../lm/types";
-import type { EndpointInfo, LabLanguageModel, LabModelInfo } from "../state/lm.svelte";
-
-export interface EndpointSpec {
-  baseUrl: string;
-  model: string;
-  /** Sent as a bearer token to `baseUrl` only; undefined for a server without auth. */
-  apiKey?: string;
-}
+import type { EndpointInfo, EndpointSpec, LabLanguageModel, LabModelInfo } from "./lm-contracts";
 
 /** Requests in flight at once where the server ignores `n` (one request per reply). */
 const CONCURRENCY = 4;

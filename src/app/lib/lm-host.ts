@@ -10,8 +10,7 @@ import { LmCancelledError } from "../../lm/errors";
 import { detectWebGPU } from "../../engine/backends";
 import type { LoadProgress, ModelSource } from "../../lm/backend";
 import type { LoadedModel } from "../../lm/lm-service";
-import type { LabEmbeddingModel, LabLanguageModel, LmLabHost, LoadCall, ModelRole } from "../state/lm.svelte";
-import type { EndpointSpec } from "./lm-endpoint";
+import type { EndpointSpec, LabEmbeddingModel, LabLanguageModel, LmLabHost, LoadCall, ModelRole } from "./lm-contracts";
 
 /** Tiny models' context: room for the longest VS prompt (≈1,000 byte-level tokens) and its reply. */
 const TINY_CONTEXT = 2048;
