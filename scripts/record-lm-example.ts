@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import { benchmarkModule } from "../src/benchmarks/registry";
 import type { Dialogue } from "../src/benchmarks/types";
 import { Rng } from "../src/engine/random";
+import { uniqueShare } from "../src/lm/compare";
 import { distinctScores } from "../src/lm/measures";
 import { parseVs, selectCandidate, type VsTextSelection } from "../src/lm/vs-parse";
 import { RECORDED_LM_FORMAT, RecordedLmExample } from "../src/lm/recorded-example";
@@ -39,14 +40,6 @@ const dialogueOf = (card: number[], acts: string[]): Dialogue => ({ card: [...ca
 const card = lm.cards[0];
 const state = lm.states.find((s) => lm.decisionDue(dialogueOf(card.card, s.acts))) ?? lm.states[0];
 const d = dialogueOf(card.card, state.acts);
-
-const sameKey = (s: string) => s.trim().replace(/\s+/g, " ");
-function uniqueShare(texts: readonly string[]): number {
-  if (texts.length === 0) return 0;
-  const counts = new Map<string, number>();
-  for (const t of texts) counts.set(sameKey(t), (counts.get(sameKey(t)) ?? 0) + 1);
-  return texts.filter((t) => counts.get(sameKey(t)) === 1).length / texts.length;
-}
 
 const gguf = process.argv[2] ?? REAL_LM_GGUF;
 const sha256 = createHash("sha256").update(readFileSync(gguf)).digest("hex");
