@@ -217,10 +217,11 @@ export interface BenchmarkModule<World = unknown, Corpus extends { dialogues: nu
   readonly defaultWorld: World;
   readonly defaultCorpus: Corpus;
   /**
-   * Its defaults for the sections every benchmark shares (model sizes, budgets, the held-out panel,
-   * …), merged over the common defaults; absent: the common defaults (Persuasion's) as they are.
+   * Its defaults for the sections every benchmark shares, merged over the common ones
+   * (src/experiment/config-defaults.ts): at least its held-out panel and its ensemble, whose type
+   * mixtures name its latent types, and any model sizes or budgets of its own.
    */
-  readonly configDefaults?: Record<string, unknown>;
+  readonly configDefaults: Record<string, unknown>;
   /** Latent type names, in the population's order: a skewed prior (panel members) has one weight each. */
   readonly typeNames: string[];
   /** The world for a config, optionally with the human population's type mixture replaced (normalised here). */

@@ -2,7 +2,9 @@
 // script), checked against played episodes and against worlds where the answer is known.
 import { describe, expect, it } from "vitest";
 import { ceilings } from "../../src/benchmarks/persuasion/ceilings";
-import { ACTS, createPersuasion, DEFAULT_PARAMS, type PersuasionParams } from "../../src/benchmarks/persuasion/world";
+import { ACTS } from "../../src/benchmarks/persuasion/world";
+import { DEFAULT_PARAMS, type PersuasionParams } from "../../src/benchmarks/persuasion/population";
+import { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import { Rng } from "../../src/engine/random";
 
 const world = (patch: Partial<PersuasionParams> = {}) => createPersuasion({ ...DEFAULT_PARAMS, ...patch });

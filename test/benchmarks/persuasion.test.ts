@@ -8,25 +8,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
-import {
-  ACTS,
-  AMOUNT_ACTS,
-  AMOUNTS,
-  ASK,
-  CLASS,
-  DEFAULT_PARAMS,
-  GREETING,
-  MAX_EXCHANGES,
-  PersuasionPopulation,
-  STRATEGY_ACTS,
-  USER_ACTS,
-  behaviourDialogue,
-  calibrate,
-  createPersuasion,
-  donation,
-  turn,
-  userClass,
-} from "../../src/benchmarks/persuasion/world";
+import { ACTS, AMOUNT_ACTS, AMOUNTS, ASK, CLASS, GREETING, MAX_EXCHANGES, STRATEGY_ACTS, USER_ACTS, donation, turn, userClass } from "../../src/benchmarks/persuasion/world";
+import { DEFAULT_PARAMS, PersuasionPopulation } from "../../src/benchmarks/persuasion/population";
+import { behaviourDialogue, createPersuasion } from "../../src/benchmarks/persuasion/bench";
+import { calibrate } from "../../src/benchmarks/persuasion/calibration";
 import { loadP4GStats } from "../../src/benchmarks/persuasion/p4g-load";
 import { HAVE_P4G, P4G_DATA } from "./p4g-data";
 import { p4gStats, type P4GStrategy } from "../../src/benchmarks/persuasion/p4g-stats";

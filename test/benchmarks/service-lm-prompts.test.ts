@@ -186,7 +186,7 @@ describe("the LM lab's presets", () => {
     expect(lm.outcomeView.reference).toBeNull();
     expect(lm.outcomeView.format(1)).toBe("works");
     expect(lm.outcomeView.format(0)).toBe("not working");
-    expect(lm.outcomeView.format(0.25)).toBe("25 %");
+    expect(lm.outcomeView.format(0.25)).toBe("25\u202f%");
   });
 });
 

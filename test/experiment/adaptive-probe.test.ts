@@ -2,7 +2,8 @@
 // stated value is checked against an exact evaluation of its moves over the whole game tree.
 import { describe, expect, it } from "vitest";
 import { adaptOncePersuader, ceilings } from "../../src/benchmarks/persuasion/ceilings";
-import { createPersuasion, MAX_EXCHANGES } from "../../src/benchmarks/persuasion/world";
+import { MAX_EXCHANGES } from "../../src/benchmarks/persuasion/world";
+import { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import type { Dialogue, Persona } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 import { adaptiveProbe } from "../../src/experiment/diagnostics";

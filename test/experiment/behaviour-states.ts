@@ -1,6 +1,6 @@
 // Shared by the γ = 1 tests: the customer-side states of Persuasion dialogues between sampled
 // humans and the behaviour persuader, where the simulators' reply distributions are compared.
-import { behaviourDialogue, type createPersuasion } from "../../src/benchmarks/persuasion/world";
+import { behaviourDialogue, type createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 

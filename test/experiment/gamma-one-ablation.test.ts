@@ -5,7 +5,7 @@
 // noise, not from the conditions. With the preset's γ the two differ (the check can fail).
 // Tiny models pretrained for a few steps on the float64 reference backend.
 import { describe, expect, it } from "vitest";
-import type { createPersuasion } from "../../src/benchmarks/persuasion/world";
+import type { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import type { Dialogue, Persona } from "../../src/benchmarks/types";
 import { createBackend } from "../../src/engine/backends/index";
 import { Rng } from "../../src/engine/random";

@@ -19,7 +19,7 @@ import { panelJobs } from "../../src/experiment/pretrain";
 import { InlineExecutor, type Executor, type Task } from "../../src/experiment/tasks";
 import { TinyGpt2Reference, makeTinyGpt2 } from "../../src/lm/tiny";
 import { actLabelPrompt } from "../../src/benchmarks/persuasion/lm-prompts";
-import { createPersuasion } from "../../src/benchmarks/persuasion/world";
+import { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import { writeHfFolder } from "../../src/lm/tiny/write-files";
 
 const ROOT = resolve(import.meta.dirname, "../..");

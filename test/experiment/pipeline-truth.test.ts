@@ -14,7 +14,7 @@
 // this size. Each se is 3–10 % of γ, so a γ applied wrongly (not at all, twice, to the wrong model)
 // is tens of standard errors off. About 15 s on two idle cores.
 import { beforeAll, describe, expect, it } from "vitest";
-import type { createPersuasion } from "../../src/benchmarks/persuasion/world";
+import type { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import { JaxBackend } from "../../src/engine/backends/jax";
 import { CONDITIONS, merge, validateConfig, type ConditionId, type ExperimentConfig } from "../../src/experiment/config";
 import { createOpponents } from "../../src/experiment/conditions";

@@ -6,7 +6,8 @@
 // members uniformly; per episode every start state gets its own member and is played by it.
 // Models are tiny, freshly initialised and run on the float64 reference backend.
 import { describe, expect, it } from "vitest";
-import { behaviourDialogue, createPersuasion, AMOUNT_ACTS, GREETING, USER_ACTS } from "../../src/benchmarks/persuasion/world";
+import { AMOUNT_ACTS, GREETING, USER_ACTS } from "../../src/benchmarks/persuasion/world";
+import { behaviourDialogue, createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import type { Persona } from "../../src/benchmarks/types";
 import { Float64Backend } from "../../src/engine/backends/float64";
 import { initCheckpoint, type Checkpoint } from "../../src/engine/checkpoint";

@@ -4,7 +4,8 @@
 // once and cached, `vs` verbalizes q ∝ p^exponent and its `random` replies follow q, and it
 // plays whole dialogues against a policy through the experiment's own rollout loop.
 import { describe, expect, it } from "vitest";
-import { ACTS, AMOUNT_ACTS, ASK, CARD_ACTS, GREETING, USER_ACTS, createPersuasion } from "../../src/benchmarks/persuasion/world";
+import { ACTS, AMOUNT_ACTS, ASK, CARD_ACTS, GREETING, USER_ACTS } from "../../src/benchmarks/persuasion/world";
+import { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Float64Backend } from "../../src/engine/backends/float64";
 import { Rng } from "../../src/engine/random";

@@ -4,7 +4,8 @@
 // gives identical answers (also for duplicates, partial hits and per-γ entries) while an unfrozen
 // one always asks the model.
 import { describe, expect, it } from "vitest";
-import { ACTS, AMOUNT_ACTS, USER_ACTS, createPersuasion } from "../../src/benchmarks/persuasion/world";
+import { ACTS, AMOUNT_ACTS, USER_ACTS } from "../../src/benchmarks/persuasion/world";
+import { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Float64Backend } from "../../src/engine/backends/float64";
 import { paramSpecs } from "../../src/engine/config";

@@ -4,7 +4,7 @@
 // enumeration and by inclusion–exclusion) and approaching q as k grows, the verbalized exponent,
 // option checks, and the simulator wired to a neural base model.
 import { describe, expect, it } from "vitest";
-import { createPersuasion } from "../../src/benchmarks/persuasion/world";
+import { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import { Float64Backend } from "../../src/engine/backends/float64";
 import { Rng } from "../../src/engine/random";
 import { presetConfig } from "../../src/experiment/presets";

@@ -3,6 +3,7 @@
 // episode in CooperBench's failure taxonomy.
 import type { Rng } from "../../engine/random";
 import type { Benchmark, Dialogue, Persona } from "../types";
+import { renderActs, speakerOfTurn, turnTakingFields, type TurnTakingWorld } from "../scaffold";
 import type { Agent } from "./agents";
 import { CooperationPopulation, DEFAULT_PARAMS, type CooperationParams } from "./population";
 import {
@@ -50,23 +51,17 @@ function partnerPattern(acts: number[]): string {
   return [...said].sort().join("+") || "silent";
 }
 
+/** The parts of the Cooperation world that make it a turn-taking benchmark (../scaffold.ts). */
+const TURN_TAKING: TurnTakingWorld = { acts: ACTS, cardLen: CARD_LEN, maskClasses: MASK_CLASSES, agentClass: CLASS.agent, maxContext: MAX_CONTEXT, contextFor, turnOf, replyClass };
+
 export function createCooperation(params: CooperationParams = DEFAULT_PARAMS): CooperationBenchmark {
-  const context = contextFor(params.maxExchanges);
-  if (context > MAX_CONTEXT) throw new Error(`maxExchanges ${params.maxExchanges} needs context ${context} > ${MAX_CONTEXT}`);
   const population = new CooperationPopulation(params);
-  const turn = (d: Dialogue) => turnOf(d.acts, params.maxExchanges);
+  const fields = turnTakingFields(TURN_TAKING, population, params);
+  const { turn } = fields;
   return {
     id: "cooperation",
     title: "Cooperation (after CooperBench)",
-    acts: ACTS,
-    cardLen: CARD_LEN,
-    context,
-    maskClasses: MASK_CLASSES,
-    humans: population,
-    params,
-    userClass: (d) => replyClass(d.acts),
-    agentClass: () => CLASS.agent,
-    turn,
+    ...fields,
     // the world's only move is the opening task: the agent's own plan
     envAct: (d) => {
       if (d.acts.length !== 0) throw new Error("the world moves only at the start");
@@ -77,12 +72,7 @@ export function createCooperation(params: CooperationParams = DEFAULT_PARAMS): C
     bayesPredictive: (d) => population.predictive(d),
     mode: (d) => `${partnerPattern(d.acts)}|${d.acts.length > 0 ? outcomeWords(plansOf(d), d.acts) : "?"}`,
     render(d, rng) {
-      const lines = d.acts.map((a, i) => {
-        const t = ACTS[a].templates;
-        const who = turnOf(d.acts.slice(0, i), params.maxExchanges);
-        const speaker = who === "agent" ? ("agent" as const) : who === "user" ? ("user" as const) : ("env" as const);
-        return { speaker, act: ACTS[a].name, text: t[rng ? rng.int(t.length) : 0] };
-      });
+      const lines = renderActs(ACTS, d, rng, (prefix) => speakerOfTurn(turnOf(prefix.acts, params.maxExchanges)));
       // the merge result, once the episode is over
       if (d.acts.length > 0 && turn(d) === "done") lines.push({ speaker: "env", act: "merge", text: `(merge) ${outcomeWords(plansOf(d), d.acts)}.` });
       return lines;

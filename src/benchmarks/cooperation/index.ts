@@ -1,9 +1,9 @@
 // The Cooperation benchmark as a plug-in (../types.ts' BenchmarkModule): its config sections, world,
 // corpus, calibration against CooperBench, reference agents, probe states and outcomes.
 import { z } from "zod";
-import { Rng } from "../../engine/random";
 import { pct } from "../../util/format";
-import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
+import { ensembleFamilies, heldOutPanel, modalType, monteCarloSuccess, narrowTo, oncePerBenchmark, worldParams } from "../scaffold";
+import type { BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
 import { adaptiveAgent, behaviourAgent, modalScript, soloAgent, type Agent } from "./agents";
 import { createCooperation, playEpisode, type CooperationBenchmark, type Operator } from "./bench";
 import { calibrate } from "./calibration";
@@ -30,22 +30,11 @@ export const DEFAULT_CORPUS: CooperationCorpus = { dialogues: 20000 };
 
 export function cooperationParams(world: CooperationWorld, prior?: number[]): CooperationParams {
   const weights = prior ?? world.typePrior;
-  const total = weights?.reduce((a, b) => a + b, 0);
   if (weights && weights.length !== DEFAULT_PARAMS.types.length) throw new Error(`a type prior needs ${DEFAULT_PARAMS.types.length} weights, got ${weights.length}`);
-  if (weights && !(total! > 0)) throw new Error("a type prior needs some positive weight");
-  return {
-    ...DEFAULT_PARAMS,
-    maxExchanges: world.maxExchanges,
-    cardInformativeness: world.cardInformativeness,
-    noise: world.noise,
-    types: DEFAULT_PARAMS.types.map((t, z) => ({ ...t, prior: weights ? weights[z] / total! : t.prior })),
-  };
+  return worldParams(DEFAULT_PARAMS, world, weights);
 }
 
-const asCooperation = (bench: Benchmark): CooperationBenchmark => {
-  if (bench.id !== "cooperation") throw new Error(`not the cooperation benchmark: ${bench.id}`);
-  return bench as CooperationBenchmark;
-};
+const asCooperation = narrowTo<CooperationBenchmark>("cooperation");
 
 export const REFERENCE_EPISODES = 20000; // Monte Carlo episodes per reference agent (standard error ≤ 0.0035)
 const REFERENCE_SEED = 1;
@@ -59,26 +48,13 @@ export function successWith(
   operator: Operator = "partner",
   seed = REFERENCE_SEED,
 ): number {
-  const rng = Rng.seed(seed);
-  let wins = 0;
-  for (let i = 0; i < episodes; i++) {
-    const persona = bench.humans.sample(rng);
-    if (onlyType !== undefined) persona.type = onlyType;
-    if (bench.success(playEpisode(bench, persona, agent, rng, operator))) wins++;
-  }
-  return wins / episodes;
+  return monteCarloSuccess(bench, (persona, rng) => playEpisode(bench, persona, agent, rng, operator), episodes, onlyType, seed);
 }
 
-const referenceCache = new WeakMap<Benchmark, ReferenceLine[]>();
-
-function referenceLines(b: Benchmark): ReferenceLine[] {
-  const cached = referenceCache.get(b);
-  if (cached) return cached;
+const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
   const bench = asCooperation(b);
   const E = bench.params.maxExchanges;
-  const prior = bench.humans.types.map((t) => t.prior);
-  const modal = prior.indexOf(Math.max(...prior));
-  const modalName = bench.humans.types[modal].name;
+  const { index: modal, name: modalName } = modalType(bench.humans);
   const script = modalScript(E);
   const adaptive = adaptiveAgent(E);
   const scriptModal = successWith(bench, script, REFERENCE_EPISODES, modal);
@@ -113,9 +89,8 @@ function referenceLines(b: Benchmark): ReferenceLine[] {
       onFigure: false,
     },
   ];
-  referenceCache.set(b, lines);
   return lines;
-}
+});
 
 /** States at the partner's turn where simulators' replies are compared (the collapsed one answers each as the dutiful partner). */
 export const PROBE_STATES: ProbeState[] = [
@@ -144,22 +119,10 @@ export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> =
     // SCOPE's ensemble: the single simulator's family and two others whose corpora lean to other
     // partner types (type weights: dutiful, silent, ignorer, breaker, passive, deferrer), none of
     // them a panel member's
-    ensemble: {
-      k: 3,
-      members: [
-        { name: "family-f", gamma: 5, prior: [0.2, 0.1, 0.1, 0.1, 0.15, 0.35], corpusScale: 0.75, seedOffset: 201 },
-        { name: "family-g", gamma: 12, prior: [0.25, 0.1, 0.35, 0.1, 0.1, 0.1], corpusScale: 0.5, seedOffset: 202 },
-      ],
-    },
+    ensemble: ensembleFamilies({ f: [0.2, 0.1, 0.1, 0.1, 0.15, 0.35], g: [0.25, 0.1, 0.35, 0.1, 0.1, 0.1] }),
     // the held-out panel: other families, as other LLMs would be: corpora whose most common partner
     // is another type (breaker, silent, passive), other corpus sizes, seeds and sharpness
-    panel: [
-      { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
-      { name: "family-b", gamma: 8, prior: [0.2, 0.1, 0.1, 0.35, 0.1, 0.15], corpusScale: 1, seedOffset: 102 },
-      { name: "family-c", gamma: 6, prior: [0.2, 0.35, 0.1, 0.1, 0.1, 0.15], corpusScale: 0.5, seedOffset: 103 },
-      { name: "family-d", gamma: 3, prior: [0.25, 0.1, 0.1, 0.15, 0.3, 0.1], corpusScale: 0.5, seedOffset: 104 },
-      { name: "family-e", gamma: 15, corpusScale: 0.25, seedOffset: 105 },
-    ],
+    panel: heldOutPanel({ b: [0.2, 0.1, 0.1, 0.35, 0.1, 0.15], c: [0.2, 0.35, 0.1, 0.1, 0.1, 0.15], d: [0.25, 0.1, 0.1, 0.15, 0.3, 0.1] }),
   },
   create: (world, prior) => createCooperation(cooperationParams(world, prior)),
   parameters: (bench) => asCooperation(bench).params,

@@ -6,7 +6,8 @@
 // states a donation after the task, as in P4G). Asking earlier never helps: source-inquiry moves no
 // type down, so it can fill any spare exchange.
 import type { Dialogue } from "../types";
-import { ACTS, ASK, GREETING, STRATEGY_ACTS, USER_ACTS, type PersuasionPopulation } from "./world";
+import { ACTS, ASK, GREETING, STRATEGY_ACTS, USER_ACTS } from "./world";
+import type { PersuasionPopulation } from "./population";
 
 export interface Ceilings {
   modalType: string;

@@ -1,14 +1,18 @@
-// Persuasion as a plug-in (src/benchmarks/types.ts: BenchmarkModule): its config sections, its world
-// built from them, the corpus of the behaviour persuader, the calibration against Persuasion for
-// Good, the exact ceilings as reference lines, the probe states of the diagnostics, and outcomes.
+// Persuasion as a plug-in (src/benchmarks/types.ts: BenchmarkModule): its config sections and
+// defaults, its world built from them, the corpus of the behaviour persuader, the calibration
+// against Persuasion for Good, the exact ceilings as reference lines, the probe states of the
+// diagnostics, and outcomes.
 import { z } from "zod";
-import type { Rng } from "../../engine/random";
-import type { Benchmark, BenchmarkModule, Calibration, Dialogue, ProbeState, ReferenceLine } from "../types";
+import { benchmarkLm } from "../lm-scaffold";
+import { ensembleFamilies, heldOutPanel } from "../scaffold";
+import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
 import { adaptOncePersuader, ceilings, type Ceilings } from "./ceilings";
-import { p4gStats } from "./p4g-stats";
 import { compareDonations, parseDonation } from "./lm-measures";
-import { actLabelPrompt, baseContinuation, baseTextPrompt, decisionDue, describeCard, directPrompt, LM_CARDS, LM_STATES, renderTranscript, vsPrompt } from "./lm-prompts";
-import { AMOUNTS, behaviourDialogue, calibrate, createPersuasion, DEFAULT_PARAMS, donation, type PersuasionParams, type PersuasionPopulation } from "./world";
+import * as prompts from "./lm-prompts";
+import { behaviourDialogue, createPersuasion } from "./bench";
+import { CALIBRATION_SOURCE, p4gCalibration } from "./calibration";
+import { DEFAULT_PARAMS, type PersuasionParams, type PersuasionPopulation } from "./population";
+import { donation } from "./world";
 
 const num = (min: number, max = Number.MAX_VALUE) => z.number().min(min).max(max);
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
@@ -75,21 +79,6 @@ const PROBE_STATES: ProbeState[] = [
   { id: "ask-after-sharing", label: "the donation decision after the persuadee shared something personal", acts: ["emotion", "share-personal", "ask"] },
 ];
 
-const SOURCE = "Persuasion for Good (behaviour persuader × population vs the real corpus)";
-
-function calibration(bench: Benchmark, corpus: PersuasionCorpus, rng: Rng): Calibration {
-  const pop = population(bench);
-  const rows = calibrate(pop, rng, 20000, corpus.persuaderStyle);
-  const n = 20000;
-  const counts = AMOUNTS.map(() => 0);
-  for (let i = 0; i < n; i++) counts[AMOUNTS.indexOf(donation(behaviourDialogue(pop, pop.sample(rng), rng, corpus.persuaderStyle)))]++;
-  return {
-    source: SOURCE,
-    rows,
-    histograms: [{ name: "donation ($)", bins: AMOUNTS.map((a) => `$${a}`), real: p4gStats.donations.histogram.fractions, fitted: counts.map((c) => c / n) }],
-  };
-}
-
 export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
   id: "persuasion",
   title: "Persuasion (after Persuasion for Good)",
@@ -101,27 +90,23 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
   defaultWorld: { cardInformativeness: 1, replySharpness: 2, repeatDecay: 0.3 },
   defaultCorpus: { dialogues: 4096, persuaderStyle: 1 },
   typeNames: DEFAULT_PARAMS.types.map((t) => t.name),
+  configDefaults: {
+    // SCOPE's ensemble of three model families and the held-out panel (../scaffold.ts), with corpora
+    // that lean to other types (type weights: skeptic, empathetic, frugal, social)
+    ensemble: ensembleFamilies({ f: [0.55, 0.2, 0.15, 0.1], g: [0.35, 0.3, 0.1, 0.25] }),
+    panel: heldOutPanel({ b: [0.3, 0.4, 0.15, 0.15], c: [0.3, 0.2, 0.35, 0.15], d: [0.35, 0.2, 0.15, 0.3] }),
+  },
   create: (world, prior) => createPersuasion(worldParams(world, prior)),
   parameters: (bench) => population(bench).params,
   corpusDialogue: (bench, corpus, rng) => behaviourDialogue(population(bench), bench.humans.sample(rng), rng, corpus.persuaderStyle),
-  calibration,
+  calibration: (bench, corpus, rng) => p4gCalibration(population(bench), corpus.persuaderStyle, rng),
   referenceLines: (bench) => ceilingLines(ceilings(population(bench))),
   probeStates: PROBE_STATES,
   adaptiveProbe(bench) {
     const p = adaptOncePersuader(population(bench));
     return { description: `opens with ${bench.acts[p.first].name}, reads the reply and the card, follows the best plan for them`, act: (d: Dialogue) => p.act(d) };
   },
-  lm: {
-    actLabelPrompt,
-    directPrompt,
-    vsPrompt,
-    baseTextPrompt,
-    baseContinuation,
-    renderTranscript: (d) => renderTranscript(d),
-    describeCard,
-    decisionDue,
-    cards: LM_CARDS,
-    states: LM_STATES,
+  lm: benchmarkLm(prompts, {
     outcomeName: "donation",
     parseOutcome: (text) => parseDonation(text),
     compareOutcomes: (values) => compareDonations(values),
@@ -133,7 +118,7 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
       due: "It is time to say how much to donate.",
       note: "Donations are read from the text and rounded to P4G's $0.50 grid; KS and L1 compare their histogram with the P4G participants'.",
     },
-  },
+  }),
   upgradeReport(report) {
     const { world, calibration } = report;
     if (world && world.ceilings && !world.referenceLines) {
@@ -142,7 +127,7 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
     }
     const old = calibration?.donationHistogram as { amounts: number[]; real: number[]; fitted: number[] } | undefined;
     if (calibration && old && !calibration.histograms) {
-      calibration.source = SOURCE;
+      calibration.source = CALIBRATION_SOURCE;
       calibration.histograms = [{ name: "donation ($)", bins: old.amounts.map((a) => `$${a}`), real: old.real, fitted: old.fitted }];
       delete calibration.donationHistogram;
     }

@@ -11,10 +11,11 @@
 //       one per allowed user act, whose log-likelihoods give a distribution over acts.
 // Everything is deterministic (the first template of each act), so equal dialogues give equal
 // prompts and scores can be cached.
-import type { Dialogue, LabelPromptStyle } from "../types";
-import type { ChatMessage, LmPrompt } from "../../lm/types";
-import { vsInstruction, type VsPromptOptions } from "../../lm/vs-prompt";
+import type { Dialogue } from "../types";
+import { userPrompts } from "../lm-scaffold";
 import { ACTS, AMOUNT_ACTS, AMOUNTS, CARD_ACTS, CLASS, MASK_CLASSES, turn, userClass } from "./world";
+
+export { baseContinuation, type ActLabelPrompt } from "../lm-scaffold";
 
 export const AGENT_NAME = "Persuader";
 export const USER_NAME = "You"; // in chat prompts, where the model is the persuadee
@@ -49,11 +50,6 @@ export function renderTranscript(d: Dialogue, names: { agent: string; user: stri
 /** True when the persuadee must now state a donation (after an ask, or after the last exchange). */
 export const decisionDue = (d: Dialogue) => userClass(d) === CLASS.amount;
 
-function checkUserTurn(d: Dialogue, fn: string) {
-  const t = turn(d);
-  if (t !== "user") throw new Error(`${fn}: the dialogue (${d.acts.length} acts) is ${t === "done" ? "over" : "at the Persuader's turn"}, not the persuadee's`);
-}
-
 function systemPrompt(d: Dialogue): string {
   const lines = [TASK, `Your personality: you are ${describeCard(d.card)}.`, "Stay in character and answer as this person would, in one or two short sentences."];
   if (decisionDue(d)) lines.push("It is time to decide: say how much you will donate, from $0 to $2.");
@@ -63,44 +59,6 @@ function systemPrompt(d: Dialogue): string {
 function conversation(d: Dialogue): string {
   return `The conversation so far:\n\n${renderTranscript(d)}`;
 }
-
-/** (a) Direct: one reply, as chat messages. */
-export function directPrompt(d: Dialogue): { chat: ChatMessage[] } {
-  checkUserTurn(d, "directPrompt");
-  return {
-    chat: [
-      { role: "system", content: systemPrompt(d) },
-      { role: "user", content: `${conversation(d)}\n\nWrite your next reply to the Persuader. Output ONLY the reply, with no explanation or extra text.` },
-    ],
-  };
-}
-
-/** (b) Verbalized Sampling: k replies with probabilities, as JSON {"responses":[{"text","probability"}]}. */
-export function vsPrompt(d: Dialogue, opts: VsPromptOptions = {}): { chat: ChatMessage[] } {
-  checkUserTurn(d, "vsPrompt");
-  const { k, text } = vsInstruction(opts);
-  return {
-    chat: [
-      { role: "system", content: `${systemPrompt(d)}\n\n${text}` },
-      { role: "user", content: `${conversation(d)}\n\nGenerate ${k} possible next replies of yours to the Persuader.` },
-    ],
-  };
-}
-
-/**
- * (c) For base models: a third-person transcript ending in "Persuadee:", so that a reply r is
- * scored as the continuation `baseContinuation(r)`.
- */
-export function baseTextPrompt(d: Dialogue): { text: string } {
-  checkUserTurn(d, "baseTextPrompt");
-  const header =
-    "The following is a chat from an online study. The Persuader tries to convince the Persuadee to donate some of their " +
-    `$2 task payment to Save the Children, a charity for children in need. The Persuadee is ${describeCard(d.card)}.`;
-  return { text: `${header}\n\n${renderTranscript(d, { agent: AGENT_NAME, user: BASE_USER_NAME })}\n${BASE_USER_NAME}:` };
-}
-
-/** A reply as a continuation of `baseTextPrompt`: one leading space, no trailing whitespace. */
-export const baseContinuation = (reply: string) => ` ${reply.trim()}`;
 
 // ─────────────────────────────────────────────────────────────────────────────────────────────
 // Act labels for the LM simulator
@@ -116,25 +74,27 @@ export function actLabel(act: number): string {
   return a.templates[0];
 }
 
-export interface ActLabelPrompt {
-  prompt: LmPrompt;
-  acts: number[]; // the allowed user acts, in vocabulary order
-  continuations: string[]; // what is scored for each act (label, with a leading space in text style)
-}
-
 /**
- * The prompt whose continuations are the allowed user acts' labels: `text` (default) is the
- * base-model transcript ending in "Persuadee:", whose continuations are " " + label; `chat` is
- * the Direct prompt, whose assistant reply is the label itself.
+ * The prompts, built from these parts (../lm-scaffold.ts): (a) Direct and (b) Verbalized Sampling
+ * chat messages, (c) the base-model transcript ending in "Persuadee:", (d) the act-label prompt.
  */
-export function actLabelPrompt(d: Dialogue, style: LabelPromptStyle = "text"): ActLabelPrompt {
-  checkUserTurn(d, "actLabelPrompt");
-  const acts = [...MASK_CLASSES[userClass(d)].allowed];
-  const labels = acts.map(actLabel);
-  if (style === "text") return { prompt: baseTextPrompt(d), acts, continuations: labels.map(baseContinuation) };
-  if (style === "chat") return { prompt: directPrompt(d), acts, continuations: labels };
-  throw new Error(`actLabelPrompt: unknown style ${JSON.stringify(style satisfies never)}`);
-}
+export const { directPrompt, vsPrompt, baseTextPrompt, actLabelPrompt } = userPrompts({
+  agentName: AGENT_NAME,
+  baseUserName: BASE_USER_NAME,
+  allowedActs: (d) => MASK_CLASSES[userClass(d)].allowed,
+  actLabel,
+  systemPrompt,
+  conversation,
+  renderTranscript,
+  checkUserTurn(d, fn) {
+    const t = turn(d);
+    if (t !== "user") throw new Error(`${fn}: the dialogue (${d.acts.length} acts) is ${t === "done" ? "over" : "at the Persuader's turn"}, not the persuadee's`);
+  },
+  // the base-model transcript's opening: the scene in the third person
+  baseHeader: (d) =>
+    "The following is a chat from an online study. The Persuader tries to convince the Persuadee to donate some of their " +
+    `$2 task payment to Save the Children, a charity for children in need. The Persuadee is ${describeCard(d.card)}.`,
+});
 
 // ─────────────────────────────────────────────────────────────────────────────────────────────
 // The LM lab's preset persona cards and dialogue states

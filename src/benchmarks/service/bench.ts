@@ -2,6 +2,7 @@
 // customer (a human of the population, or a perfect operator for the "solo" setting) with an agent.
 import type { Rng } from "../../engine/random";
 import type { Benchmark, Dialogue, Persona } from "../types";
+import { renderActs, speakerOfTurn, turnTakingFields, type TurnTakingWorld } from "../scaffold";
 import type { Agent } from "./agents";
 import { DEFAULT_PARAMS, ServicePopulation, type ServiceParams } from "./population";
 import { ACTS, CARD_LEN, CLASS, CONFIRM, MASK_CLASSES, MAX_CONTEXT, R, REASSURE, TRANSFER, USER_ACTS, allResolved, contextFor, replyClass, turnOf, unfixable, worldMove, type Hidden } from "./world";
@@ -31,24 +32,15 @@ export function outcomeOf(d: Dialogue): string {
   return "not fixed (out of time)";
 }
 
+/** The parts of the Service world that make it a turn-taking benchmark (../scaffold.ts). */
+const TURN_TAKING: TurnTakingWorld = { acts: ACTS, cardLen: CARD_LEN, maskClasses: MASK_CLASSES, agentClass: CLASS.agent, maxContext: MAX_CONTEXT, contextFor, turnOf, replyClass };
+
 export function createService(params: ServiceParams = DEFAULT_PARAMS): ServiceBenchmark {
-  const context = contextFor(params.maxExchanges);
-  if (context > MAX_CONTEXT) throw new Error(`maxExchanges ${params.maxExchanges} needs context ${context} > ${MAX_CONTEXT}`);
   const population = new ServicePopulation(params);
-  const turn = (d: Dialogue) => turnOf(d.acts, params.maxExchanges);
   return {
     id: "service",
     title: "Service (after τ²-bench telecom, dual control)",
-    acts: ACTS,
-    cardLen: CARD_LEN,
-    context,
-    maskClasses: MASK_CLASSES,
-    humans: population,
-    params,
-    // the class of any non-agent move: a customer's reply, or (turn "env") the world's
-    userClass: (d) => replyClass(d.acts),
-    agentClass: () => CLASS.agent,
-    turn,
+    ...turnTakingFields(TURN_TAKING, population, params),
     envAct: (d) => worldMove(hiddenOf(d), d.acts),
     reward,
     success: (d) => reward(d) === 1,
@@ -60,14 +52,7 @@ export function createService(params: ServiceParams = DEFAULT_PARAMS): ServiceBe
       const kinds = [...shown].sort().join("+") || "smooth";
       return `${kinds}|${d.hidden ? outcomeOf(d) : "?"}`;
     },
-    render(d, rng) {
-      return d.acts.map((a, i) => {
-        const t = ACTS[a].templates;
-        const who = turnOf(d.acts.slice(0, i), params.maxExchanges);
-        const speaker = who === "agent" ? ("agent" as const) : who === "user" ? ("user" as const) : ("env" as const);
-        return { speaker, act: ACTS[a].name, text: t[rng ? rng.int(t.length) : 0] };
-      });
-    },
+    render: (d, rng) => renderActs(ACTS, d, rng, (prefix) => speakerOfTurn(turnOf(prefix.acts, params.maxExchanges))),
   };
 }
 

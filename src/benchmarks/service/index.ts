@@ -2,14 +2,15 @@
 // corpus, calibration against τ²-bench telecom, reference agents, probe states, outcomes, and the
 // prompts that let a real LM play its customer (lm-prompts.ts, lm-measures.ts).
 import { z } from "zod";
-import { Rng } from "../../engine/random";
 import { pct } from "../../util/format";
-import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
+import { benchmarkLm } from "../lm-scaffold";
+import { heldOutPanel, modalType, monteCarloSuccess, narrowTo, oncePerBenchmark, worldParams } from "../scaffold";
+import type { BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
 import { behaviourAgent, carefulAgent, goldAgent, modalScript, type Agent } from "./agents";
 import { createService, outcomeOf, playEpisode, type ServiceBenchmark } from "./bench";
 import { calibrate } from "./calibration";
 import { compareResolved, parseResolved } from "./lm-measures";
-import { actLabelPrompt, baseContinuation, baseTextPrompt, decisionDue, describeCard, directPrompt, LM_CARDS, LM_STATES, renderTranscript, vsPrompt } from "./lm-prompts";
+import * as prompts from "./lm-prompts";
 import { DEFAULT_PARAMS, type ServiceParams } from "./population";
 import { CARD_LEN, MAX_CONTEXT } from "./world";
 
@@ -32,48 +33,23 @@ export const DEFAULT_WORLD: ServiceWorld = { maxExchanges: DEFAULT_PARAMS.maxExc
 export const DEFAULT_CORPUS: ServiceCorpus = { dialogues: 20000 };
 
 export function serviceParams(world: ServiceWorld, prior?: number[]): ServiceParams {
-  const weights = prior ?? world.typePrior;
-  const total = weights?.reduce((a, b) => a + b, 0);
-  if (weights && !(total! > 0)) throw new Error("a type prior needs some positive weight");
-  return {
-    ...DEFAULT_PARAMS,
-    maxExchanges: world.maxExchanges,
-    cardInformativeness: world.cardInformativeness,
-    noise: world.noise,
-    types: DEFAULT_PARAMS.types.map((t, z) => ({ ...t, prior: weights ? weights[z] / total! : t.prior })),
-  };
+  return worldParams(DEFAULT_PARAMS, world, prior ?? world.typePrior);
 }
 
-const asService = (bench: Benchmark): ServiceBenchmark => {
-  if (bench.id !== "service") throw new Error(`not the service benchmark: ${bench.id}`);
-  return bench as ServiceBenchmark;
-};
+const asService = narrowTo<ServiceBenchmark>("service");
 
 export const REFERENCE_EPISODES = 10000; // Monte Carlo episodes per reference agent (standard error ≤ 0.005)
 const REFERENCE_SEED = 1;
 
 /** Success with humans (and with the modal type alone) of an agent, by Monte Carlo with a fixed seed. */
 export function successWith(bench: ServiceBenchmark, agent: Agent, episodes = REFERENCE_EPISODES, onlyType?: number, seed = REFERENCE_SEED): number {
-  const rng = Rng.seed(seed);
-  let wins = 0;
-  for (let i = 0; i < episodes; i++) {
-    const persona = bench.humans.sample(rng);
-    if (onlyType !== undefined) persona.type = onlyType;
-    if (bench.success(playEpisode(bench, persona, agent, rng))) wins++;
-  }
-  return wins / episodes;
+  return monteCarloSuccess(bench, (persona, rng) => playEpisode(bench, persona, agent, rng), episodes, onlyType, seed);
 }
 
-const referenceCache = new WeakMap<Benchmark, ReferenceLine[]>();
-
-function referenceLines(b: Benchmark): ReferenceLine[] {
-  const cached = referenceCache.get(b);
-  if (cached) return cached;
+const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
   const bench = asService(b);
   const { faultPrior, maxExchanges: E } = bench.params;
-  const prior = bench.humans.types.map((t) => t.prior);
-  const modal = prior.indexOf(Math.max(...prior));
-  const modalName = bench.humans.types[modal].name;
+  const { index: modal, name: modalName } = modalType(bench.humans);
   const script = modalScript(faultPrior, E);
   const careful = carefulAgent(faultPrior, E);
   const gold = goldAgent(E);
@@ -109,9 +85,8 @@ function referenceLines(b: Benchmark): ReferenceLine[] {
       onFigure: false,
     },
   ];
-  referenceCache.set(b, lines);
   return lines;
-}
+});
 
 /** States at the customer's turn where simulators' replies are compared (the collapsed one answers every one cooperatively). */
 export const PROBE_STATES: ProbeState[] = [
@@ -151,13 +126,7 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
     // family (ensemble.members lists other families instead; Persuasion's presets use those)
     ensemble: { k: 3, members: [] },
     // the held-out panel: other families (type mixtures, corpus sizes, seeds) and sharpness, as for Persuasion
-    panel: [
-      { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
-      { name: "family-b", gamma: 8, prior: [0.35, 0.25, 0.2, 0.2], corpusScale: 1, seedOffset: 102 },
-      { name: "family-c", gamma: 6, prior: [0.4, 0.15, 0.3, 0.15], corpusScale: 0.5, seedOffset: 103 },
-      { name: "family-d", gamma: 3, prior: [0.4, 0.2, 0.15, 0.25], corpusScale: 0.5, seedOffset: 104 },
-      { name: "family-e", gamma: 15, corpusScale: 0.25, seedOffset: 105 },
-    ],
+    panel: heldOutPanel({ b: [0.35, 0.25, 0.2, 0.2], c: [0.4, 0.15, 0.3, 0.15], d: [0.4, 0.2, 0.15, 0.25] }),
   },
   passK: 4,
   create: (world, prior) => createService(serviceParams(world, prior)),
@@ -175,17 +144,7 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
     const act = carefulAgent(bench.params.faultPrior, bench.params.maxExchanges);
     return { description: "the careful agent: checks before fixing, reassures, guides", act: (d: Dialogue) => act(d) };
   },
-  lm: {
-    actLabelPrompt,
-    directPrompt,
-    vsPrompt,
-    baseTextPrompt,
-    baseContinuation,
-    renderTranscript: (d) => renderTranscript(d),
-    describeCard,
-    decisionDue,
-    cards: LM_CARDS,
-    states: LM_STATES,
+  lm: benchmarkLm(prompts, {
     outcomeName: "verdict", // whether the phone works: 1 the customer says it does; 0 it does not, or the call ends without a fix (lm-measures.ts)
     parseOutcome: (text) => parseResolved(text),
     compareOutcomes: (values) => compareResolved(values),
@@ -199,6 +158,6 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
         "A reply's verdict is whether it says the phone works (1) or not, or ends the call unresolved (0); replies that say neither have none. " +
         "τ²-bench telecom publishes agents' success rates, not what its customers say, so there are no real replies to compare the histogram with.",
     },
-  },
+  }),
   outcome: (_bench, d) => outcomeOf(d),
 };

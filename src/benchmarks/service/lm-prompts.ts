@@ -13,10 +13,11 @@
 // Like every simulator, the LM never sees the phone's hidden faults: only the card and the acts.
 // Everything is deterministic (the first template of each act), so equal dialogues give equal
 // prompts and scores can be cached.
-import type { Dialogue, LabelPromptStyle } from "../types";
-import type { ChatMessage, LmPrompt } from "../../lm/types";
-import { vsInstruction, type VsPromptOptions } from "../../lm/vs-prompt";
+import type { Dialogue } from "../types";
+import { userPrompts } from "../lm-scaffold";
 import { ACTS, CARD_ACTS, CARD_SLOTS, CLASS, MASK_CLASSES, TICKET, replyClass, turnOf } from "./world";
+
+export { baseContinuation, type ActLabelPrompt } from "../lm-scaffold";
 
 export const AGENT_NAME = "Agent";
 export const USER_NAME = "You"; // in chat prompts, where the model is the customer
@@ -81,12 +82,6 @@ function screensSeen(d: Dialogue): string[] {
 /** True when the customer's next reply says whether the phone works (the agent asked them to try it). */
 export const decisionDue = (d: Dialogue) => d.acts.length > 0 && replyClass(d.acts) === CLASS.confirmReply;
 
-function checkUserTurn(d: Dialogue, fn: string) {
-  // the customer's turn never depends on the episode's length limit: it follows an agent act the world does not answer
-  const t = d.acts.length === 0 ? "env" : turnOf(d.acts, Infinity);
-  if (t !== "user") throw new Error(`${fn}: the dialogue (${d.acts.length} acts) is ${t === "done" ? "over" : t === "agent" ? "at the agent's turn" : "at the system's turn"}, not the customer's`);
-}
-
 function systemPrompt(d: Dialogue): string {
   const seen = screensSeen(d);
   const lines = [
@@ -102,44 +97,6 @@ function systemPrompt(d: Dialogue): string {
 
 const conversation = (d: Dialogue) => `The call so far:\n\n${renderTranscript(d)}`;
 
-/** (a) Direct: one reply, as chat messages. */
-export function directPrompt(d: Dialogue): { chat: ChatMessage[] } {
-  checkUserTurn(d, "directPrompt");
-  return {
-    chat: [
-      { role: "system", content: systemPrompt(d) },
-      { role: "user", content: `${conversation(d)}\n\nWrite your next reply to the Agent. Output ONLY the reply, with no explanation or extra text.` },
-    ],
-  };
-}
-
-/** (b) Verbalized Sampling: k replies with probabilities, as JSON {"responses":[{"text","probability"}]}. */
-export function vsPrompt(d: Dialogue, opts: VsPromptOptions = {}): { chat: ChatMessage[] } {
-  checkUserTurn(d, "vsPrompt");
-  const { k, text } = vsInstruction(opts);
-  return {
-    chat: [
-      { role: "system", content: `${systemPrompt(d)}\n\n${text}` },
-      { role: "user", content: `${conversation(d)}\n\nGenerate ${k} possible next replies of yours to the Agent.` },
-    ],
-  };
-}
-
-/**
- * (c) For base models: a third-person transcript ending in "Customer:", so that a reply r is
- * scored as the continuation `baseContinuation(r)`.
- */
-export function baseTextPrompt(d: Dialogue): { text: string } {
-  checkUserTurn(d, "baseTextPrompt");
-  const header =
-    "The following is a call to a phone company's support line. The Customer's phone does not work properly; only the Customer can see and change its settings, " +
-    `and System lines show what the phone's screen or the account look-up showed. The Customer is ${describeCard(d.card)}.`;
-  return { text: `${header}\n\n${renderTranscript(d, { agent: AGENT_NAME, user: BASE_USER_NAME })}\n${BASE_USER_NAME}:` };
-}
-
-/** A reply as a continuation of `baseTextPrompt`: one leading space, no trailing whitespace. */
-export const baseContinuation = (reply: string) => ` ${reply.trim()}`;
-
 // ─────────────────────────────────────────────────────────────────────────────────────────────
 // Act labels for the LM simulator
 
@@ -150,25 +107,28 @@ export function actLabel(act: number): string {
   return a.templates[0];
 }
 
-export interface ActLabelPrompt {
-  prompt: LmPrompt;
-  acts: number[]; // the allowed user acts, in the world's order
-  continuations: string[]; // what is scored for each act (label, with a leading space in text style)
-}
-
 /**
- * The prompt whose continuations are the allowed user acts' labels: `text` (default) is the
- * base-model transcript ending in "Customer:", whose continuations are " " + label; `chat` is the
- * Direct prompt, whose assistant reply is the label itself.
+ * The prompts, built from these parts (../lm-scaffold.ts): (a) Direct and (b) Verbalized Sampling
+ * chat messages, (c) the base-model transcript ending in "Customer:", (d) the act-label prompt.
  */
-export function actLabelPrompt(d: Dialogue, style: LabelPromptStyle = "text"): ActLabelPrompt {
-  checkUserTurn(d, "actLabelPrompt");
-  const acts = [...MASK_CLASSES[replyClass(d.acts)].allowed];
-  const labels = acts.map(actLabel);
-  if (style === "text") return { prompt: baseTextPrompt(d), acts, continuations: labels.map(baseContinuation) };
-  if (style === "chat") return { prompt: directPrompt(d), acts, continuations: labels };
-  throw new Error(`actLabelPrompt: unknown style ${JSON.stringify(style satisfies never)}`);
-}
+export const { directPrompt, vsPrompt, baseTextPrompt, actLabelPrompt } = userPrompts({
+  agentName: AGENT_NAME,
+  baseUserName: BASE_USER_NAME,
+  allowedActs: (d) => MASK_CLASSES[replyClass(d.acts)].allowed,
+  actLabel,
+  systemPrompt,
+  conversation,
+  renderTranscript,
+  checkUserTurn(d, fn) {
+    // the customer's turn never depends on the episode's length limit: it follows an agent act the world does not answer
+    const t = d.acts.length === 0 ? "env" : turnOf(d.acts, Infinity);
+    if (t !== "user") throw new Error(`${fn}: the dialogue (${d.acts.length} acts) is ${t === "done" ? "over" : t === "agent" ? "at the agent's turn" : "at the system's turn"}, not the customer's`);
+  },
+  // the base-model transcript's opening: the scene in the third person
+  baseHeader: (d) =>
+    "The following is a call to a phone company's support line. The Customer's phone does not work properly; only the Customer can see and change its settings, " +
+    `and System lines show what the phone's screen or the account look-up showed. The Customer is ${describeCard(d.card)}.`,
+});
 
 // ─────────────────────────────────────────────────────────────────────────────────────────────
 // The LM lab's preset persona cards and dialogue states
