@@ -99,14 +99,6 @@ export interface Benchmark {
   render(d: Dialogue, rng?: Rng): { speaker: Speaker; act: string; text: string }[];
 }
 
-/** Token sequences of a dialogue for each role: the policy sees [BOS, acts…], a simulator [card…, BOS, acts…]. */
-export function policyTokens(bos: number, d: Dialogue): number[] {
-  return [bos, ...d.acts];
-}
-export function simulatorTokens(bos: number, d: Dialogue): number[] {
-  return [...d.card, bos, ...d.acts];
-}
-
 // ---------------------------------------------------------------------------------------------
 // A benchmark as a plug-in: one folder exports one BenchmarkModule, registered in registry.ts.
 // Nothing outside a benchmark's folder imports the folder; the layers above see only this.

@@ -39,8 +39,6 @@ export const PLANS: [number, number][] = [
 export const NPLANS = PLANS.length;
 const planName = (p: number) => `${FILES[PLANS[p][0]]}+${FILES[PLANS[p][1]]}`;
 const planText = (p: number) => `${FILE_TEXT[PLANS[p][0]]} and ${FILE_TEXT[PLANS[p][1]]}`;
-/** Files shared by two plans. */
-export const overlap = (p: number, q: number) => PLANS[p].filter((f) => PLANS[q].includes(f));
 
 /** Card slots that hint at the partner's type; the card's last token is the partner's own plan. */
 export const CARD_SLOTS = [
@@ -86,7 +84,6 @@ export function actId(name: string): number {
 const each = <T>(xs: readonly T[], name: (x: T, i: number) => string) => xs.map((x, i) => actId(name(x, i)));
 const plansIdx = Array.from({ length: NPLANS }, (_, p) => p);
 
-export const BOS = actId("<bos>");
 export const PLAN = each(plansIdx, (p) => `plan:${planName(p)}`);
 export const CLAIM = each(FILES, (f) => `claim:${f}`);
 export const GIVE = each(FILES, (f) => `give:${f}`);
@@ -226,8 +223,6 @@ export function outcomeWords(h: Plans, acts: number[]): string {
   if (m.theirsPasses) return "only theirs passes";
   return "neither passes";
 }
-
-export const fileText = (f: number) => FILE_TEXT[f];
 
 /** The partner's plan, from the card's last token. */
 export function partnerPlan(card: readonly number[]): number {

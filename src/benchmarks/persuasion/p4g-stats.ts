@@ -88,4 +88,3 @@ export interface P4GStats {
 // JSON imports widen string literals to `string`, so the narrowing is asserted here; the test
 // checks that the JSON equals what loadP4GStats computes from the raw files.
 export const p4gStats = stats as P4GStats;
-export default p4gStats;

@@ -29,7 +29,7 @@
 // * A check costs one exchange and a blind fix costs one: against the accurate type, fixing every
 //   likely fault blindly is the cheaper script; checking first is what low-skill, anxious and
 //   impatient customers need. That tension is the benchmark (docs/architecture.md#models trap 2).
-import type { ActDef, Dialogue, MaskClass, Turn } from "../types";
+import type { ActDef, MaskClass, Turn } from "../types";
 
 // ---------------------------------------------------------------------------------------------
 // The phone: components the customer can check, steps that fix them, the account
@@ -122,7 +122,6 @@ export const STEPS: StepDef[] = [
   { name: "refuel-data", by: "agent", component: -1, hard: false, risky: false, templates: ["I am adding a data top-up to your plan.", "Let me refuel your data allowance."] },
 ];
 export const STEP = Object.fromEntries(STEPS.map((s, i) => [s.name, i])) as Record<string, number>;
-export const NS = STEPS.length;
 
 /**
  * Hidden factors: the nine components and the account, each a categorical value (0 = fine).
@@ -217,7 +216,6 @@ export function actId(name: string): number {
   if (i < 0) throw new Error(`unknown service act ${name}`);
   return i;
 }
-export const BOS = actId("<bos>");
 export const CHECK = COMPONENT_NAMES.map((n) => actId(`check:${n}`)); // by component
 export const DO = STEPS.map((st) => actId(`${st.by === "user" ? "fix" : "account"}:${st.name}`)); // by step
 export const QUERY = actId("query-account");
@@ -321,7 +319,6 @@ export function resolved(f: number, v: number, done: { step: number; at: number 
 }
 
 export const unfixable = (h: Hidden) => FACTORS.some((f, i) => f.steps[h[1 + i]] === null);
-export const faultCount = (h: Hidden) => FACTORS.reduce((n, _, i) => n + (h[1 + i] !== 0 ? 1 : 0), 0);
 export function allResolved(h: Hidden, acts: number[], before = Infinity): boolean {
   const done = completedSteps(acts);
   return FACTORS.every((_, f) => resolved(f, h[1 + f], done, before));
@@ -358,10 +355,4 @@ export function observedFactor(askAct: number): number {
   const c = checkOf(askAct);
   if (c >= 0) return c;
   return askAct === QUERY ? ACCOUNT : -1;
-}
-
-export function intentOf(d: Dialogue): number {
-  const t = TICKET.indexOf(d.acts[0]);
-  if (t < 0) throw new Error("a service dialogue starts with the ticket");
-  return t;
 }
