@@ -10,7 +10,8 @@ import { LAYERS, folderGlob } from "./scripts/layers.mjs";
 // the shared src/benchmarks/types.ts and encode.ts), never by importing its folder.
 const BENCHMARK_FOLDER = {
   regex: "(^|/)benchmarks/(?!registry$|types$|encode$)[^/]+(/|$)",
-  message: "a benchmark's folder is its own: import src/benchmarks/registry (benchmarkModule, benchmarkFor) or src/benchmarks/types instead",
+  message:
+    "a benchmark's folder is its own: import src/benchmarks/registry (benchmarkModule, benchmarkFor) or src/benchmarks/types instead",
 };
 
 /** One no-restricted-imports block per folder: the folders of the layers above it, and (above the
@@ -27,15 +28,34 @@ function layerRules() {
           message: `${folder} is in layer ${i + 1} of the source tree (${LAYERS.map((l) => l.join(", ")).join(" < ")}): it may not import from a layer above it (docs/architecture.md#the-source-tree)`,
         });
       if (i >= 2 && folder !== "benchmarks") patterns.push(BENCHMARK_FOLDER);
-      return { files: [folderGlob(folder)], rules: { "no-restricted-imports": patterns.length ? ["error", { patterns }] : "off" } };
+      return {
+        files: [folderGlob(folder)],
+        rules: { "no-restricted-imports": patterns.length ? ["error", { patterns }] : "off" },
+      };
     });
   });
   // outside the layered tree, bench/ scripts still reach a benchmark through the registry
-  return [{ files: ["bench/**/*.ts"], rules: { "no-restricted-imports": ["error", { patterns: [BENCHMARK_FOLDER] }] } }, ...blocks];
+  return [
+    {
+      files: ["bench/**/*.ts"],
+      rules: { "no-restricted-imports": ["error", { patterns: [BENCHMARK_FOLDER] }] },
+    },
+    ...blocks,
+  ];
 }
 
 export default ts.config(
-  { ignores: ["dist/", "node_modules/", "public/", "tmp/", ".vitest-attachments/", ".ray/", ".real-lm/"] },
+  {
+    ignores: [
+      "dist/",
+      "node_modules/",
+      "public/",
+      "tmp/",
+      ".vitest-attachments/",
+      ".ray/",
+      ".real-lm/",
+    ],
+  },
   js.configs.recommended,
   ...ts.configs.recommended,
   ...svelte.configs.recommended,
@@ -43,7 +63,15 @@ export default ts.config(
     languageOptions: { globals: { ...globals.browser, ...globals.node } },
     rules: {
       // a leading underscore marks a parameter or element that is there for its position only
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        {
+          argsIgnorePattern: "^_",
+          varsIgnorePattern: "^_",
+          destructuredArrayIgnorePattern: "^_",
+          caughtErrors: "none",
+        },
+      ],
     },
   },
   ...layerRules(),

@@ -7,9 +7,19 @@ import { join } from "node:path";
 import { chromium } from "playwright";
 import { CHROMIUM, CHROMIUM_ARGS, serveBuild } from "../test/e2e/harness";
 
-const { values } = parseArgs({ options: { preset: { type: "string", default: "persuasion-quick" }, backend: { type: "string", default: "wasm" }, timeout: { type: "string", default: "1800" } } });
+const { values } = parseArgs({
+  options: {
+    preset: { type: "string", default: "persuasion-quick" },
+    backend: { type: "string", default: "wasm" },
+    timeout: { type: "string", default: "1800" },
+  },
+});
 const { base, tmp, cleanup } = await serveBuild("collapse-lab-autorun-");
-const context = await chromium.launchPersistentContext(join(tmp, "profile"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+const context = await chromium.launchPersistentContext(join(tmp, "profile"), {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: CHROMIUM_ARGS,
+});
 try {
   const page = await context.newPage();
   const errors: string[] = [];
@@ -24,14 +34,17 @@ try {
       .innerText()
       .catch(() => "");
     const line = text.split("\n").find((l) => /training|pretraining|diagnosing/.test(l)) ?? "";
-    if (line && line !== last) console.error(`${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s  ${line}`);
+    if (line && line !== last)
+      console.error(`${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s  ${line}`);
     last = line;
   }, 5000);
   await page.getByTestId("results-table").waitFor({ timeout: 1000 * Number(values.timeout) });
   clearInterval(ticker);
   const s = (performance.now() - t0) / 1000;
   const backend = await page.getByTestId("backend").innerText();
-  console.log(`${values.preset}: page load → results table of the live run in ${s.toFixed(1)} s (backend ${backend}, headless Chromium, ${errors.length} page errors)`);
+  console.log(
+    `${values.preset}: page load → results table of the live run in ${s.toFixed(1)} s (backend ${backend}, headless Chromium, ${errors.length} page errors)`,
+  );
   for (const e of errors) console.log(`  page error: ${e}`);
 } finally {
   await context.close();

@@ -12,7 +12,14 @@ import { createBackend } from "../src/engine/backends";
 import { validateConfig, type ExperimentConfig } from "../src/experiment/config";
 import { nodeStore } from "../src/experiment/node-store";
 import { presetConfig } from "../src/experiment/presets";
-import { assemblePretrained, describeJob, pretrainJobs, type PretrainJob, type PretrainedSet, type PretrainResult } from "../src/experiment/pretrain";
+import {
+  assemblePretrained,
+  describeJob,
+  pretrainJobs,
+  type PretrainJob,
+  type PretrainedSet,
+  type PretrainResult,
+} from "../src/experiment/pretrain";
 import { runUnit } from "../src/experiment/runner";
 import { lookUp } from "../src/experiment/store";
 
@@ -49,7 +56,10 @@ async function fromStore(c: ExperimentConfig): Promise<PretrainedSet> {
   const results = new Map<PretrainJob, PretrainResult>();
   for (const job of pretrainJobs(c, c.seedBase)) {
     const found = await lookUp(store, c, job, backend.name);
-    if (found.source !== "store") throw new Error(`bench: ${describeJob(c, job)} is not in the store (${found.problem ?? found.unavailable ?? "missing"}); run npx collapse-lab store`);
+    if (found.source !== "store")
+      throw new Error(
+        `bench: ${describeJob(c, job)} is not in the store (${found.problem ?? found.unavailable ?? "missing"}); run npx collapse-lab store`,
+      );
     results.set(job, found.result);
   }
   return assemblePretrained(c, c.seedBase, results);
@@ -65,7 +75,12 @@ for (const preset of values.preset!) {
   // warm-up, not counted: jax-js compiles each shape on first use, and every mode meets new ones
   for (const { mode } of MODES) {
     setDecoding(mode);
-    await runUnit(backend, validateConfig({ ...config, rl: { ...config.rl, steps: 2, evalEvery: 2 } }), pretrained, "single");
+    await runUnit(
+      backend,
+      validateConfig({ ...config, rl: { ...config.rl, steps: 2, evalEvery: 2 } }),
+      pretrained,
+      "single",
+    );
   }
   for (let r = 0; r < repeats; r++) {
     for (const { mode } of MODES) {
@@ -74,9 +89,17 @@ for (const preset of values.preset!) {
       const t = times.get(mode) ?? { rl: [], evalS: [], numbers: "" };
       t.rl.push(m.timing!.rlMs / steps);
       t.evalS.push(m.timing!.evalMs / 1000);
-      t.numbers = JSON.stringify([m.trainSuccess, m.heldoutSuccess, m.humanSuccess, m.policyEntropy, m.curve]);
+      t.numbers = JSON.stringify([
+        m.trainSuccess,
+        m.heldoutSuccess,
+        m.humanSuccess,
+        m.policyEntropy,
+        m.curve,
+      ]);
       times.set(mode, t);
-      console.info(`${preset} · ${mode} · repeat ${r + 1}: ${(m.timing!.rlMs / steps).toFixed(1)} ms per RL step, evaluation ${(m.timing!.evalMs / 1000).toFixed(1)} s`);
+      console.info(
+        `${preset} · ${mode} · repeat ${r + 1}: ${(m.timing!.rlMs / steps).toFixed(1)} ms per RL step, evaluation ${(m.timing!.evalMs / 1000).toFixed(1)} s`,
+      );
     }
   }
   setDecoding("incremental");
@@ -94,5 +117,12 @@ for (const preset of values.preset!) {
     ]);
   }
 }
-console.log(`\nsingle, ${steps} RL steps, medians of ${repeats} runs per mode (wasm, one process)\n`);
-console.log(table([["preset", "decoding", "RL ms/step", "× requested rows", "evaluation s", "×", "same numbers"], ...rows]));
+console.log(
+  `\nsingle, ${steps} RL steps, medians of ${repeats} runs per mode (wasm, one process)\n`,
+);
+console.log(
+  table([
+    ["preset", "decoding", "RL ms/step", "× requested rows", "evaluation s", "×", "same numbers"],
+    ...rows,
+  ]),
+);

@@ -56,7 +56,9 @@ if (!probe) {
 function withHumans(b: Benchmark, act: (d: Dialogue) => number, n: number, rng: Rng): Dialogue[] {
   return Array.from({ length: n }, () => {
     const persona = b.humans.sample(rng);
-    const d: Dialogue = persona.hidden ? { card: persona.card, acts: [], hidden: persona.hidden } : { card: persona.card, acts: [] };
+    const d: Dialogue = persona.hidden
+      ? { card: persona.card, acts: [], hidden: persona.hidden }
+      : { card: persona.card, acts: [] };
     for (let t = b.turn(d); t !== "done"; t = b.turn(d)) {
       if (t === "agent") d.acts.push(act(d));
       else if (t === "env") d.acts.push(b.envAct!(d, rng));
@@ -75,15 +77,29 @@ console.log(
 console.log(`adaptive agent: ${probe.description}\n`);
 
 const corpora = [
-  { name: "behaviour agent (the base policy)", corpus: buildCorpus(config, bench, dialogues, Rng.seed(1)) },
-  { name: "adaptive agent", corpus: withHumans(bench, (d) => probe.act(d), dialogues, Rng.seed(1)) },
+  {
+    name: "behaviour agent (the base policy)",
+    corpus: buildCorpus(config, bench, dialogues, Rng.seed(1)),
+  },
+  {
+    name: "adaptive agent",
+    corpus: withHumans(bench, (d) => probe.act(d), dialogues, Rng.seed(1)),
+  },
 ];
 const rows: string[][] = [];
 for (const { name, corpus } of corpora) {
   const t0 = performance.now();
   const result = await pretrain(backend, bench, corpus, "policy", p, 3);
   const policy = backend.createModel(result.checkpoint, modelOptions(bench, config));
-  const { outcome } = await evaluate(bench, policy, new Humans(bench), episodes, Rng.seed(11), 1, config.rl.prompts * config.rl.groupSize);
+  const { outcome } = await evaluate(
+    bench,
+    policy,
+    new Humans(bench),
+    episodes,
+    Rng.seed(11),
+    1,
+    config.rl.prompts * config.rl.groupSize,
+  );
   policy.dispose();
   const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
   const se = (x: number, n: number) => (100 * Math.sqrt((x * (1 - x)) / n)).toFixed(1);
@@ -96,4 +112,16 @@ for (const { name, corpus } of corpora) {
     `${((performance.now() - t0) / 1000).toFixed(0)} s`,
   ]);
 }
-console.log(table([["imitated", "agent with humans", "clone with humans (± se)", "clone entropy (nats)", "final nll", "time"], ...rows]));
+console.log(
+  table([
+    [
+      "imitated",
+      "agent with humans",
+      "clone with humans (± se)",
+      "clone entropy (nats)",
+      "final nll",
+      "time",
+    ],
+    ...rows,
+  ]),
+);

@@ -39,7 +39,10 @@ if (!Number.isInteger(rlSteps) || rlSteps < 0) {
   console.error(`bench: --rl-steps must be a whole number, got "${values["rl-steps"]}"`);
   process.exit(2);
 }
-const config = validateConfig({ ...base, rl: { ...base.rl, steps: rlSteps, evalEvery: Math.min(base.rl.evalEvery, Math.max(1, rlSteps)) } });
+const config = validateConfig({
+  ...base,
+  rl: { ...base.rl, steps: rlSteps, evalEvery: Math.min(base.rl.evalEvery, Math.max(1, rlSteps)) },
+});
 
 interface Variant {
   name: "fast" | "before";
@@ -63,7 +66,11 @@ async function run(v: Variant): Promise<Timed> {
   const t0 = performance.now();
   const executor = new NodeWorkerExecutor(parallel, "wasm", { decoding: v.decoding });
   try {
-    const report = await runExperiment(config, executor, { backend: "wasm", preset, store: v.store ? nodeStore() : undefined });
+    const report = await runExperiment(config, executor, {
+      backend: "wasm",
+      preset,
+      store: v.store ? nodeStore() : undefined,
+    });
     return { variant: v, report, wallMs: performance.now() - t0 };
   } finally {
     await executor.close();
@@ -74,7 +81,10 @@ async function run(v: Variant): Promise<Timed> {
 function phases(t: Timed) {
   const units = t.report.timing.units ?? [];
   const sum = (k: "rlMs" | "evalMs") => units.reduce((a, u) => a + u[k], 0);
-  const rlSteps = units.reduce((a, u) => a + (u.condition === "base" ? 0 : t.report.config.rl.steps), 0);
+  const rlSteps = units.reduce(
+    (a, u) => a + (u.condition === "base" ? 0 : t.report.config.rl.steps),
+    0,
+  );
   return {
     pretrain: t.report.timing.pretrainMs / 1000,
     rl: sum("rlMs") / 1000,
@@ -101,7 +111,8 @@ const rows: [string, keyof ReturnType<typeof phases>, string][] = [
   ["whole preset (wall)", "total", "s"],
 ];
 const measured = runs.map(phases);
-const fmt = (x: number, unit: string) => (Number.isFinite(x) ? (unit === "ms" ? `${x.toFixed(1)} ms` : `${x.toFixed(1)} s`) : "–");
+const fmt = (x: number, unit: string) =>
+  Number.isFinite(x) ? (unit === "ms" ? `${x.toFixed(1)} ms` : `${x.toFixed(1)} s`) : "–";
 const header = ["phase", ...runs.map((r) => r.variant.label)];
 if (runs.length === 2) header.push("speed-up");
 console.log(
@@ -114,7 +125,9 @@ console.log(
       const cells = measured.map((m) => fmt(m[key], unit));
       if (runs.length === 2) {
         const ratio = measured[1][key] / measured[0][key];
-        cells.push(Number.isFinite(ratio) && measured[0][key] > 0.05 ? `${ratio.toFixed(1)}×` : "–");
+        cells.push(
+          Number.isFinite(ratio) && measured[0][key] > 0.05 ? `${ratio.toFixed(1)}×` : "–",
+        );
       }
       return [label, ...cells];
     }),
@@ -122,9 +135,14 @@ console.log(
 );
 for (const r of runs) {
   const s = r.report.store;
-  if (s) console.log(`${r.variant.label}: ${s.loaded} model(s) from the store, ${s.trained} pretrained live${s.messages.length ? ` (${s.messages.join("; ")})` : ""}`);
+  if (s)
+    console.log(
+      `${r.variant.label}: ${s.loaded} model(s) from the store, ${s.trained} pretrained live${s.messages.length ? ` (${s.messages.join("; ")})` : ""}`,
+    );
 }
 if (runs.length === 2) {
   const strip = (r: RunReport) => JSON.stringify(r.conditions);
-  console.log(`same numbers in both runs: ${strip(runs[0].report) === strip(runs[1].report) ? "yes" : "no (see the two reports)"}`);
+  console.log(
+    `same numbers in both runs: ${strip(runs[0].report) === strip(runs[1].report) ? "yes" : "no (see the two reports)"}`,
+  );
 }

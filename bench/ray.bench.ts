@@ -19,7 +19,12 @@ import { plainFetch } from "../src/cluster/ray/node-http";
 import { submitRun } from "../src/cluster/ray/submit";
 import { startRayHead } from "../test/cluster/ray-head";
 
-const { values } = parseArgs({ options: { preset: { type: "string", default: "persuasion-smoke" }, parallel: { type: "string", default: String(Math.min(availableParallelism(), 8)) } } });
+const { values } = parseArgs({
+  options: {
+    preset: { type: "string", default: "persuasion-smoke" },
+    parallel: { type: "string", default: String(Math.min(availableParallelism(), 8)) },
+  },
+});
 const preset = values.preset!;
 const parallel = Number(values.parallel);
 if (!Number.isInteger(parallel) || parallel < 1) {
@@ -28,12 +33,21 @@ if (!Number.isInteger(parallel) || parallel < 1) {
 }
 const config = validateConfig(presetConfig(preset));
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-const numbers = (r: RunReport) => JSON.parse(JSON.stringify({ ...r, timing: 0, env: 0, store: 0 }, (k, v) => (/Ms$|^ms$/.test(k) ? undefined : v))) as unknown;
+const numbers = (r: RunReport) =>
+  JSON.parse(
+    JSON.stringify({ ...r, timing: 0, env: 0, store: 0 }, (k, v) =>
+      /Ms$|^ms$/.test(k) ? undefined : v,
+    ),
+  ) as unknown;
 
 console.error(`bench: ${preset} locally on ${parallel} worker thread(s)`);
 let t = performance.now();
 const executor = new NodeWorkerExecutor(parallel, "wasm");
-const local = await runExperiment(config, executor, { backend: "wasm", preset, store: nodeStore() }).finally(() => executor.close());
+const local = await runExperiment(config, executor, {
+  backend: "wasm",
+  preset,
+  store: nodeStore(),
+}).finally(() => executor.close());
 const localMs = performance.now() - t;
 
 console.error(`bench: starting a Ray head with ${parallel} CPU(s)`);
@@ -55,23 +69,38 @@ try {
     if (Number.isNaN(firstLine) && log.trim()) firstLine = now;
     if (Number.isNaN(started) && readJobLog(log).start) started = now;
     if (isTerminal(info.status)) {
-      if (info.status !== "SUCCEEDED") throw new Error(`the job ended ${info.status}: ${readJobLog(log).error ?? info.message}`);
+      if (info.status !== "SUCCEEDED")
+        throw new Error(`the job ended ${info.status}: ${readJobLog(log).error ?? info.message}`);
       break;
     }
     await new Promise((r) => setTimeout(r, 250));
   }
   const rayMs = performance.now() - t;
   const remote = reportFromLog(log);
-  console.log(`${preset}, ${parallel} CPU(s), wasm; job package ${(pkg.zip.length / 1e6).toFixed(1)} MB`);
+  console.log(
+    `${preset}, ${parallel} CPU(s), wasm; job package ${(pkg.zip.length / 1e6).toFixed(1)} MB`,
+  );
   console.log(
     table([
       ["", "local", "Ray", "Ray / local"],
       ["whole run, as the caller waits", s(localMs), s(rayMs), (rayMs / localMs).toFixed(2)],
-      ["the report's wall time", s(local.timing.totalMs), s(remote.timing.totalMs), (remote.timing.totalMs / local.timing.totalMs).toFixed(2)],
-      ["training + evaluation", s(local.timing.trainMs), s(remote.timing.trainMs), (remote.timing.trainMs / local.timing.trainMs).toFixed(2)],
+      [
+        "the report's wall time",
+        s(local.timing.totalMs),
+        s(remote.timing.totalMs),
+        (remote.timing.totalMs / local.timing.totalMs).toFixed(2),
+      ],
+      [
+        "training + evaluation",
+        s(local.timing.trainMs),
+        s(remote.timing.trainMs),
+        (remote.timing.trainMs / local.timing.trainMs).toFixed(2),
+      ],
     ]),
   );
-  console.log(`Ray: head started in ${s(headMs)}; package built and uploaded in ${s(submitMs)}; first log line after ${s(firstLine)}, driver started after ${s(started)} (from the submission)`);
+  console.log(
+    `Ray: head started in ${s(headMs)}; package built and uploaded in ${s(submitMs)}; first log line after ${s(firstLine)}, driver started after ${s(started)} (from the submission)`,
+  );
   console.log(`same numbers: ${isDeepStrictEqual(numbers(local), numbers(remote)) ? "yes" : "NO"}`);
 } finally {
   await head.stop();

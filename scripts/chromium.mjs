@@ -80,9 +80,15 @@ async function ensure() {
     // not a Debian-like system
   }
   if (root && apt && process.env.COLLAPSE_LAB_CHROMIUM_INSTALL !== "no") {
-    console.error("collapse-lab: no Chromium or Chrome found; installing Debian's chromium (apt-get)…");
+    console.error(
+      "collapse-lab: no Chromium or Chrome found; installing Debian's chromium (apt-get)…",
+    );
     execFileSync("apt-get", ["update"], { stdio: "inherit" });
-    execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "chromium", "libvulkan1"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+    execFileSync(
+      "apt-get",
+      ["install", "-y", "--no-install-recommends", "chromium", "libvulkan1"],
+      { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } },
+    );
     path = await findChromium();
     if (path) return path;
   }
@@ -90,7 +96,11 @@ async function ensure() {
   process.exit(1);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && process.argv.includes("--ensure")) {
+if (
+  process.argv[1] &&
+  fileURLToPath(import.meta.url) === process.argv[1] &&
+  process.argv.includes("--ensure")
+) {
   const path = await ensure().catch((e) => {
     console.error(`collapse-lab: ${e.message}`);
     process.exit(1);

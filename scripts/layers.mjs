@@ -17,4 +17,3 @@ export const LAYERS = [
 
 /** The files of a folder of the layered tree. */
 export const folderGlob = (folder) => (folder === "workers" ? "workers/**" : `src/${folder}/**`);
-

@@ -4,7 +4,11 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadP4GStats, roundP4GStats } from "../src/benchmarks/persuasion/p4g-load";
-import { P4G_STRATEGIES, P4G_TRAITS, type Correlation } from "../src/benchmarks/persuasion/p4g-stats";
+import {
+  P4G_STRATEGIES,
+  P4G_TRAITS,
+  type Correlation,
+} from "../src/benchmarks/persuasion/p4g-stats";
 import { fixed, pct, table } from "../src/util/format";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -28,8 +32,12 @@ const log = (s = "") => process.stdout.write(s + "\n");
 const d = stats.donations;
 log(`Persuasion for Good statistics from ${dir}`);
 log();
-log(`Persuadee donations: n ${d.n} (dropped: ${d.droppedNonNumeric} non-numeric, ${d.outOfRangeCount} outside [0, 2])`);
-log(`  mean $${fixed(d.mean, 3)} · give $0 ${pct(d.zeroFraction, 1)} · median among donors $${fixed(d.donorMedian, 2)} · success (≥ $1) ${pct(d.successFraction, 1)}`);
+log(
+  `Persuadee donations: n ${d.n} (dropped: ${d.droppedNonNumeric} non-numeric, ${d.outOfRangeCount} outside [0, 2])`,
+);
+log(
+  `  mean $${fixed(d.mean, 3)} · give $0 ${pct(d.zeroFraction, 1)} · median among donors $${fixed(d.donorMedian, 2)} · success (≥ $1) ${pct(d.successFraction, 1)}`,
+);
 log(
   `  if the ${clamped.donations.outOfRangeCount} out-of-range records were clamped to $2 instead: mean $${fixed(clamped.donations.mean, 3)}, give $0 ${pct(clamped.donations.zeroFraction, 1)}, success ${pct(clamped.donations.successFraction, 1)}`,
 );
@@ -42,11 +50,23 @@ log(
 log();
 
 const sd = stats.strategyDonation;
-log(`Persuader strategies (primary labels, ${stats.annotated.dialogues} annotated dialogues) and correlation with the donation`);
-log(`  over ${sd.dialogues} dialogues with a kept donation; |r| > ${fixed(rCritical(sd.dialogues), 3)} is roughly significant at 5%`);
+log(
+  `Persuader strategies (primary labels, ${stats.annotated.dialogues} annotated dialogues) and correlation with the donation`,
+);
+log(
+  `  over ${sd.dialogues} dialogues with a kept donation; |r| > ${fixed(rCritical(sd.dialogues), 3)} is roughly significant at 5%`,
+);
 log(
   table([
-    ["strategy", "sentences", "freq", "dialogues using", "r(sentences)", "r(used)", "r(sentences), clamped"],
+    [
+      "strategy",
+      "sentences",
+      "freq",
+      "dialogues using",
+      "r(sentences)",
+      "r(used)",
+      "r(sentences), clamped",
+    ],
     ...P4G_STRATEGIES.map((s) => [
       s,
       String(stats.strategies.counts[s]),
@@ -58,7 +78,9 @@ log(
     ]),
   ]),
 );
-log(`  highest: by sentences ${sd.highestBySentences}, by use ${sd.highestByUse} (clamped: ${clamped.strategyDonation.highestBySentences}, ${clamped.strategyDonation.highestByUse})`);
+log(
+  `  highest: by sentences ${sd.highestBySentences}, by use ${sd.highestByUse} (clamped: ${clamped.strategyDonation.highestBySentences}, ${clamped.strategyDonation.highestByUse})`,
+);
 log(
   `  other persuader acts: ${Object.entries(stats.strategies.otherPersuaderCounts)
     .map(([k, n]) => `${k} ${n}`)
@@ -66,13 +88,31 @@ log(
 );
 log();
 
-log(`Persuadee acts (${Object.values(stats.persuadeeActs.counts).reduce((a, b) => a + b, 0)} sentences)`);
-log(table([["act", "sentences", "freq"], ...Object.entries(stats.persuadeeActs.counts).map(([k, n]) => [k, String(n), pct(stats.persuadeeActs.frequencies[k], 1)])]));
+log(
+  `Persuadee acts (${Object.values(stats.persuadeeActs.counts).reduce((a, b) => a + b, 0)} sentences)`,
+);
+log(
+  table([
+    ["act", "sentences", "freq"],
+    ...Object.entries(stats.persuadeeActs.counts).map(([k, n]) => [
+      k,
+      String(n),
+      pct(stats.persuadeeActs.frequencies[k], 1),
+    ]),
+  ]),
+);
 log();
 
 const td = stats.traitDonating;
-log(`Persuadee traits vs donating (> $0); |r| > ${fixed(rCritical(td.n.agreeable), 3)} is roughly significant at 5%`);
-log(table([["trait", "n", "r"], ...P4G_TRAITS.map((t) => [t, String(td.n[t]), r(td.correlations[t])])]));
+log(
+  `Persuadee traits vs donating (> $0); |r| > ${fixed(rCritical(td.n.agreeable), 3)} is roughly significant at 5%`,
+);
+log(
+  table([
+    ["trait", "n", "r"],
+    ...P4G_TRAITS.map((t) => [t, String(td.n[t]), r(td.correlations[t])]),
+  ]),
+);
 log();
 
 log(

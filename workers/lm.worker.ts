@@ -6,15 +6,29 @@ import type { GenerateOptions, LmPrompt } from "../src/lm/types";
 import type { LoadProgress, ModelSource } from "../src/lm/backend";
 
 class LmWorker extends LmService {
-  override loadLanguageModel(src: ModelSource, opts?: LmLoadOptions, onProgress?: (p: LoadProgress) => void) {
+  override loadLanguageModel(
+    src: ModelSource,
+    opts?: LmLoadOptions,
+    onProgress?: (p: LoadProgress) => void,
+  ) {
     return super.loadLanguageModel(src, opts, onProgress ? (p) => void onProgress(p) : undefined);
   }
 
-  override loadEmbeddingModel(src: ModelSource, opts?: LmLoadOptions, onProgress?: (p: LoadProgress) => void) {
+  override loadEmbeddingModel(
+    src: ModelSource,
+    opts?: LmLoadOptions,
+    onProgress?: (p: LoadProgress) => void,
+  ) {
     return super.loadEmbeddingModel(src, opts, onProgress ? (p) => void onProgress(p) : undefined);
   }
 
-  override generate(handle: number, prompt: LmPrompt, opts?: GenerateOptions, job?: LmJob, onToken?: (steps: number) => void) {
+  override generate(
+    handle: number,
+    prompt: LmPrompt,
+    opts?: GenerateOptions,
+    job?: LmJob,
+    onToken?: (steps: number) => void,
+  ) {
     return super.generate(handle, prompt, opts, job, onToken ? (n) => void onToken(n) : undefined);
   }
 

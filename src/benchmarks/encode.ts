@@ -30,8 +30,10 @@ export function encode(bench: Benchmark, dialogues: Dialogue[], role: Role): Tra
       const who = bench.turn(prefix);
       tokens[row + off + i] = a;
       // the world's own moves (env) are read by both roles and learned by neither
-      cls[row + off + i] = who === "agent" ? bench.agentClass(prefix) : who === "user" ? bench.userClass(prefix) : 0;
-      mask[row + off + i] = (who === "agent" && role === "policy") || (who === "user" && role === "simulator") ? 1 : 0;
+      cls[row + off + i] =
+        who === "agent" ? bench.agentClass(prefix) : who === "user" ? bench.userClass(prefix) : 0;
+      mask[row + off + i] =
+        (who === "agent" && role === "policy") || (who === "user" && role === "simulator") ? 1 : 0;
     });
   });
   return { rows, tokens, cls, mask };
@@ -98,21 +100,35 @@ export function setDecoding(mode: DecodingMode): void {
 }
 
 /** Log-probs [rows, V] of each dialogue's next act under a model, in chunks of its capacity (incremental decoding). */
-export async function nextActLogprobs(bench: Benchmark, model: EngineModel, dialogues: Dialogue[], role: Role, dist: { temperature?: number; logitScale?: number } = {}): Promise<Float32Array> {
+export async function nextActLogprobs(
+  bench: Benchmark,
+  model: EngineModel,
+  dialogues: Dialogue[],
+  role: Role,
+  dist: { temperature?: number; logitScale?: number } = {},
+): Promise<Float32Array> {
   const V = model.config.vocab;
   const T = bench.context;
   const out = new Float32Array(dialogues.length * V);
   const off = offset(bench, role);
   let slots = slotsByModel.get(model);
-  if (!slots && decoding !== "full") slotsByModel.set(model, (slots = new DialogueSlots(model, decoding === "all-rows")));
+  if (!slots && decoding !== "full")
+    slotsByModel.set(model, (slots = new DialogueSlots(model, decoding === "all-rows")));
   for (let start = 0; start < dialogues.length; start += model.capacity) {
     const chunk = dialogues.slice(start, start + model.capacity);
     const { tokens } = encode(bench, chunk, role);
     const pos = Int32Array.from(chunk, (d) => off + d.acts.length);
-    const cls = Int32Array.from(chunk, (d) => (bench.turn(d) === "agent" ? bench.agentClass(d) : bench.userClass(d)));
+    const cls = Int32Array.from(chunk, (d) =>
+      bench.turn(d) === "agent" ? bench.agentClass(d) : bench.userClass(d),
+    );
     for (const p of pos) if (p >= T) throw new Error(`dialogue too long for context ${T}`);
-    if (decoding === "full") out.set(await model.nextLogprobs(tokens, chunk.length, pos, cls, dist), start * V);
-    else out.set(await slots!.decoder.next({ slots: slots!.assign(chunk), tokens, pos, cls }, dist), start * V);
+    if (decoding === "full")
+      out.set(await model.nextLogprobs(tokens, chunk.length, pos, cls, dist), start * V);
+    else
+      out.set(
+        await slots!.decoder.next({ slots: slots!.assign(chunk), tokens, pos, cls }, dist),
+        start * V,
+      );
   }
   return out;
 }

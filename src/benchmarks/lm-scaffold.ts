@@ -36,7 +36,10 @@ export function userPrompts(p: UserPromptParts) {
     return {
       chat: [
         { role: "system", content: p.systemPrompt(d) },
-        { role: "user", content: `${p.conversation(d)}\n\nWrite your next reply to the ${p.agentName}. Output ONLY the reply, with no explanation or extra text.` },
+        {
+          role: "user",
+          content: `${p.conversation(d)}\n\nWrite your next reply to the ${p.agentName}. Output ONLY the reply, with no explanation or extra text.`,
+        },
       ],
     };
   }
@@ -48,7 +51,10 @@ export function userPrompts(p: UserPromptParts) {
     return {
       chat: [
         { role: "system", content: `${p.systemPrompt(d)}\n\n${text}` },
-        { role: "user", content: `${p.conversation(d)}\n\nGenerate ${k} possible next replies of yours to the ${p.agentName}.` },
+        {
+          role: "user",
+          content: `${p.conversation(d)}\n\nGenerate ${k} possible next replies of yours to the ${p.agentName}.`,
+        },
       ],
     };
   }
@@ -60,7 +66,9 @@ export function userPrompts(p: UserPromptParts) {
   function baseTextPrompt(d: Dialogue): { text: string } {
     p.checkUserTurn(d, "baseTextPrompt");
     const header = p.baseHeader(d);
-    return { text: `${header}\n\n${p.renderTranscript(d, { agent: p.agentName, user: p.baseUserName })}\n${p.baseUserName}:` };
+    return {
+      text: `${header}\n\n${p.renderTranscript(d, { agent: p.agentName, user: p.baseUserName })}\n${p.baseUserName}:`,
+    };
   }
 
   /**
@@ -72,7 +80,8 @@ export function userPrompts(p: UserPromptParts) {
     p.checkUserTurn(d, "actLabelPrompt");
     const acts = [...p.allowedActs(d)];
     const labels = acts.map(p.actLabel);
-    if (style === "text") return { prompt: baseTextPrompt(d), acts, continuations: labels.map(baseContinuation) };
+    if (style === "text")
+      return { prompt: baseTextPrompt(d), acts, continuations: labels.map(baseContinuation) };
     if (style === "chat") return { prompt: directPrompt(d), acts, continuations: labels };
     throw new Error(`actLabelPrompt: unknown style ${JSON.stringify(style satisfies never)}`);
   }
@@ -95,7 +104,10 @@ export interface LmPromptModule {
 }
 
 /** A module's `lm` part: its prompts and presets, with how it names and reads outcomes. */
-export function benchmarkLm(prompts: LmPromptModule, outcomes: Pick<BenchmarkLm, "outcomeName" | "parseOutcome" | "compareOutcomes" | "outcomeView">): BenchmarkLm {
+export function benchmarkLm(
+  prompts: LmPromptModule,
+  outcomes: Pick<BenchmarkLm, "outcomeName" | "parseOutcome" | "compareOutcomes" | "outcomeView">,
+): BenchmarkLm {
   return {
     actLabelPrompt: prompts.actLabelPrompt,
     directPrompt: prompts.directPrompt,

@@ -16,12 +16,18 @@ export function isBenchmarkId(id: string): id is BenchmarkId {
 
 /** The module of a benchmark id; an unknown id is an error that lists the known ones. */
 export function benchmarkModule(id: string): BenchmarkModule {
-  if (!isBenchmarkId(id)) throw new Error(`unknown benchmark ${JSON.stringify(id)}; benchmarks: ${BENCHMARK_IDS.join(", ")}`);
+  if (!isBenchmarkId(id))
+    throw new Error(
+      `unknown benchmark ${JSON.stringify(id)}; benchmarks: ${BENCHMARK_IDS.join(", ")}`,
+    );
   return BENCHMARKS[id] as unknown as BenchmarkModule;
 }
 
 /** The world of a config's benchmark (its `world` section), optionally with the human type mixture replaced. */
-export function benchmarkFor(c: { benchmark: string; world: unknown }, prior?: number[]): Benchmark {
+export function benchmarkFor(
+  c: { benchmark: string; world: unknown },
+  prior?: number[],
+): Benchmark {
   return benchmarkModule(c.benchmark).create(c.world, prior);
 }
 

@@ -4,7 +4,16 @@
 // and the families of the held-out panel and the ensemble, which differ between benchmarks only in
 // their type mixtures.
 import { Rng } from "../engine/random";
-import type { ActDef, Benchmark, Dialogue, HumanPopulation, MaskClass, Persona, Speaker, Turn } from "./types";
+import type {
+  ActDef,
+  Benchmark,
+  Dialogue,
+  HumanPopulation,
+  MaskClass,
+  Persona,
+  Speaker,
+  Turn,
+} from "./types";
 
 /** The `world` settings of a benchmark whose episodes have a length, noisy persona cards and slips. */
 export interface ExchangeWorld {
@@ -17,7 +26,11 @@ export interface ExchangeWorld {
  * A population's parameters for a `world` section: its episode length, card informativeness and
  * slips, and its types' prior replaced by `weights` (normalised) where given.
  */
-export function worldParams<P extends ExchangeWorld & { types: { prior: number }[] }>(defaults: P, world: ExchangeWorld, weights: number[] | undefined): P {
+export function worldParams<P extends ExchangeWorld & { types: { prior: number }[] }>(
+  defaults: P,
+  world: ExchangeWorld,
+  weights: number[] | undefined,
+): P {
   const total = weights?.reduce((a, b) => a + b, 0);
   if (weights && !(total! > 0)) throw new Error("a type prior needs some positive weight");
   return {
@@ -53,9 +66,16 @@ export interface TurnTakingWorld {
  * The Benchmark fields such a world shares for a population and its parameters: the context its
  * episode length needs (checked against the engine's), the mask classes, and whose turn it is.
  */
-export function turnTakingFields<H extends HumanPopulation, P extends { maxExchanges: number }>(w: TurnTakingWorld, humans: H, params: P) {
+export function turnTakingFields<H extends HumanPopulation, P extends { maxExchanges: number }>(
+  w: TurnTakingWorld,
+  humans: H,
+  params: P,
+) {
   const context = w.contextFor(params.maxExchanges);
-  if (context > w.maxContext) throw new Error(`maxExchanges ${params.maxExchanges} needs context ${context} > ${w.maxContext}`);
+  if (context > w.maxContext)
+    throw new Error(
+      `maxExchanges ${params.maxExchanges} needs context ${context} > ${w.maxContext}`,
+    );
   const turn = (d: Dialogue) => w.turnOf(d.acts, params.maxExchanges);
   return {
     acts: w.acts,
@@ -72,10 +92,16 @@ export function turnTakingFields<H extends HumanPopulation, P extends { maxExcha
 }
 
 /** Who says an act, from whose turn it was: the agent, the user, or the world. */
-export const speakerOfTurn = (who: Turn): Speaker => (who === "agent" ? "agent" : who === "user" ? "user" : "env");
+export const speakerOfTurn = (who: Turn): Speaker =>
+  who === "agent" ? "agent" : who === "user" ? "user" : "env";
 
 /** A dialogue as readable lines: each act said by `speakerAt` its prefix, in a template drawn by `rng` (the first without one). */
-export function renderActs(acts: ActDef[], d: Dialogue, rng: Rng | undefined, speakerAt: (prefix: Dialogue) => Speaker): { speaker: Speaker; act: string; text: string }[] {
+export function renderActs(
+  acts: ActDef[],
+  d: Dialogue,
+  rng: Rng | undefined,
+  speakerAt: (prefix: Dialogue) => Speaker,
+): { speaker: Speaker; act: string; text: string }[] {
   return d.acts.map((a, i) => {
     const t = acts[a].templates;
     const speaker = speakerAt({ card: d.card, acts: d.acts.slice(0, i) });
@@ -87,7 +113,13 @@ export function renderActs(acts: ActDef[], d: Dialogue, rng: Rng | undefined, sp
  * An agent's success with humans of the population (or of one type alone), by Monte Carlo with a
  * fixed seed: `play` plays one episode with a persona.
  */
-export function monteCarloSuccess(bench: Benchmark, play: (persona: Persona, rng: Rng) => Dialogue, episodes: number, onlyType: number | undefined, seed: number): number {
+export function monteCarloSuccess(
+  bench: Benchmark,
+  play: (persona: Persona, rng: Rng) => Dialogue,
+  episodes: number,
+  onlyType: number | undefined,
+  seed: number,
+): number {
   const rng = Rng.seed(seed);
   let wins = 0;
   for (let i = 0; i < episodes; i++) {

@@ -167,7 +167,10 @@ export type LabelPromptStyle = "text" | "chat";
  */
 export interface BenchmarkLm {
   /** The prompt whose continuations are the allowed user acts' labels (text: base-model transcript; chat: the Direct prompt). */
-  actLabelPrompt(d: Dialogue, style?: LabelPromptStyle): { prompt: LmPrompt; acts: number[]; continuations: string[] };
+  actLabelPrompt(
+    d: Dialogue,
+    style?: LabelPromptStyle,
+  ): { prompt: LmPrompt; acts: number[]; continuations: string[] };
   directPrompt(d: Dialogue): { chat: ChatMessage[] };
   vsPrompt(d: Dialogue, opts?: { k?: number; probabilityBelow?: number }): { chat: ChatMessage[] };
   baseTextPrompt(d: Dialogue): { text: string };
@@ -196,7 +199,10 @@ export interface Roles {
  * the pretraining corpus, calibration, reference agents, probe states, and how to show a dialogue's
  * outcome. `World` is its `world` config section, `Corpus` its `corpus` section.
  */
-export interface BenchmarkModule<World = unknown, Corpus extends { dialogues: number } = { dialogues: number }> {
+export interface BenchmarkModule<
+  World = unknown,
+  Corpus extends { dialogues: number } = { dialogues: number },
+> {
   readonly id: string;
   readonly title: string;
   readonly roles: Roles;
@@ -236,7 +242,10 @@ export interface BenchmarkModule<World = unknown, Corpus extends { dialogues: nu
    * Rewrites, in place, the parts of a report written before the plug-ins (its own old shapes of
    * `world` and `calibration`) into the generic ones; reports already generic are left alone.
    */
-  upgradeReport?(report: { world?: Record<string, unknown>; calibration?: Record<string, unknown> }): void;
+  upgradeReport?(report: {
+    world?: Record<string, unknown>;
+    calibration?: Record<string, unknown>;
+  }): void;
   /** How real LMs play its user (absent: the lm tier does not support this benchmark). */
   readonly lm?: BenchmarkLm;
   /** The end of a finished dialogue in words, e.g. "$1.50", "fixed", "transferred". */

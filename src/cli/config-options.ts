@@ -10,7 +10,10 @@ export interface ConfigOptions {
   set: string[];
 }
 
-export function configFromOptions(opts: ConfigOptions, usageError: (m: string) => never): ExperimentConfig {
+export function configFromOptions(
+  opts: ConfigOptions,
+  usageError: (m: string) => never,
+): ExperimentConfig {
   let raw: unknown;
   try {
     raw = presetConfig(opts.preset);

@@ -18,7 +18,14 @@ import { mergeReports, MergeError } from "../experiment/merge-reports";
 import { parseReport } from "../experiment/report-schema";
 import { InlineExecutor, type Executor } from "../experiment/tasks";
 import { NodeWorkerExecutor } from "../experiment/node-executor";
-import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, storeSize } from "../experiment/node-store";
+import {
+  fillStore,
+  nodeStore,
+  presetRequests,
+  pruneStore,
+  STORE_DIR,
+  storeSize,
+} from "../experiment/node-store";
 import { jobKey } from "../experiment/store";
 import { vsParseJson } from "../lm/vs-parse";
 import { promptRemoteKeys, registerRemoteCommands } from "./remote-commands";
@@ -49,7 +56,8 @@ interface RunOptions {
 function integer(min: number) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer ≥ ${min}, got "${value}"`);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`expected an integer ≥ ${min}, got "${value}"`);
     return n;
   };
 }
@@ -63,30 +71,54 @@ const program = new Command()
 
 program
   .command("demo")
-  .description("train a small policy with GRPO, from a random start and a reward only, to emit a cue-dependent 4-token pattern")
-  .addOption(new Option("--backend <name>", "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)").choices(["wasm", "webgpu", "float64"]).default("wasm"))
+  .description(
+    "train a small policy with GRPO, from a random start and a reward only, to emit a cue-dependent 4-token pattern",
+  )
+  .addOption(
+    new Option(
+      "--backend <name>",
+      "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)",
+    )
+      .choices(["wasm", "webgpu", "float64"])
+      .default("wasm"),
+  )
   .option("--seed <n>", "random seed", integer(0), DEFAULT_PATTERN_TASK.seed)
   .option("--steps <n>", "GRPO updates", integer(1), DEFAULT_PATTERN_TASK.steps)
   .option("--json", "print the result as JSON instead of text")
-  .action(async (opts: { backend: "wasm" | "webgpu" | "float64"; seed: number; steps: number; json?: boolean }) => {
-    const { backend, info } = await createNodeBackend(opts.backend);
-    const cfg = { ...DEFAULT_PATTERN_TASK, seed: opts.seed, steps: opts.steps };
-    const log = (s: string) => (opts.json ? process.stderr : process.stdout).write(s + "\n");
-    log(`collapse-lab demo: GRPO on the pattern task — backend ${info.name}, seed ${cfg.seed}, ${cfg.steps} steps`);
-    log(`policy: ${parameterCount(cfg.model)} parameters (d ${cfg.model.d}, ${cfg.model.layers} layer); ${cfg.groups} groups × ${cfg.groupSize} rollouts per step`);
-    const report = throttle((p: PatternProgress) => {
-      const exact = p.exact === undefined ? "" : `  exact ${pct(p.exact).padStart(4)}`;
-      log(`step ${String(p.step).padStart(4)}/${p.steps}  reward ${fixed(p.reward)}${exact}  entropy ${fixed(p.entropy)}  KL ${fixed(p.kl)}`);
-    }, 500);
-    const r = await runPatternTask(backend, cfg, { onProgress: report });
-    report.flush();
-    if (opts.json) {
-      const { checkpoint: _, ...rest } = r;
-      process.stdout.write(JSON.stringify({ backend: info.name, ...rest }, null, 2) + "\n");
-    } else {
-      log(`result: exact pattern ${pct(r.initialExact)} → ${pct(r.exact)} of ${cfg.evalRows} sampled rollouts, mean reward ${fixed(r.reward)}, ${seconds(r.ms)}`);
-    }
-  });
+  .action(
+    async (opts: {
+      backend: "wasm" | "webgpu" | "float64";
+      seed: number;
+      steps: number;
+      json?: boolean;
+    }) => {
+      const { backend, info } = await createNodeBackend(opts.backend);
+      const cfg = { ...DEFAULT_PATTERN_TASK, seed: opts.seed, steps: opts.steps };
+      const log = (s: string) => (opts.json ? process.stderr : process.stdout).write(s + "\n");
+      log(
+        `collapse-lab demo: GRPO on the pattern task — backend ${info.name}, seed ${cfg.seed}, ${cfg.steps} steps`,
+      );
+      log(
+        `policy: ${parameterCount(cfg.model)} parameters (d ${cfg.model.d}, ${cfg.model.layers} layer); ${cfg.groups} groups × ${cfg.groupSize} rollouts per step`,
+      );
+      const report = throttle((p: PatternProgress) => {
+        const exact = p.exact === undefined ? "" : `  exact ${pct(p.exact).padStart(4)}`;
+        log(
+          `step ${String(p.step).padStart(4)}/${p.steps}  reward ${fixed(p.reward)}${exact}  entropy ${fixed(p.entropy)}  KL ${fixed(p.kl)}`,
+        );
+      }, 500);
+      const r = await runPatternTask(backend, cfg, { onProgress: report });
+      report.flush();
+      if (opts.json) {
+        const { checkpoint: _, ...rest } = r;
+        process.stdout.write(JSON.stringify({ backend: info.name, ...rest }, null, 2) + "\n");
+      } else {
+        log(
+          `result: exact pattern ${pct(r.initialExact)} → ${pct(r.exact)} of ${cfg.evalRows} sampled rollouts, mean reward ${fixed(r.reward)}, ${seconds(r.ms)}`,
+        );
+      }
+    },
+  );
 
 program
   .command("presets")
@@ -103,21 +135,47 @@ program
   .requiredOption("--preset <id>", "experiment preset (see `collapse-lab presets`)")
   .option("--seeds <n>", "number of seeds", integer(1))
   .option("--seed-base <s>", "first seed", integer(0))
-  .option("--set <path=value>", "override a config value, e.g. --set simulator.gamma=1 (repeatable)", collect, [] as string[])
-  .addOption(new Option("--backend <name>", "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)").choices(["wasm", "webgpu", "float64"]).default("wasm"))
+  .option(
+    "--set <path=value>",
+    "override a config value, e.g. --set simulator.gamma=1 (repeatable)",
+    collect,
+    [] as string[],
+  )
+  .addOption(
+    new Option(
+      "--backend <name>",
+      "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)",
+    )
+      .choices(["wasm", "webgpu", "float64"])
+      .default("wasm"),
+  )
   .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
   .option("--out <file>", "write the RunReport JSON here")
-  .option("--policies <dir>", "write every condition × seed's trained policy into this folder (the Play page's policies of a recording)")
-  .option("--no-store", "pretrain every model live instead of loading stored ones (public/pretrained/)")
-  .option("--resume <dir>", "keep every finished task in this folder, and continue from the ones it holds (a stopped run, or one spread over sessions; same config and backend)")
+  .option(
+    "--policies <dir>",
+    "write every condition × seed's trained policy into this folder (the Play page's policies of a recording)",
+  )
+  .option(
+    "--no-store",
+    "pretrain every model live instead of loading stored ones (public/pretrained/)",
+  )
+  .option(
+    "--resume <dir>",
+    "keep every finished task in this folder, and continue from the ones it holds (a stopped run, or one spread over sessions; same config and backend)",
+  )
   .option("--quiet", "print only the table (and problems with the store)")
-  .option("--api-key-prompt", "ask on the terminal for the API key of each remote panel member's server (kept in memory only)")
+  .option(
+    "--api-key-prompt",
+    "ask on the terminal for the API key of each remote panel member's server (kept in memory only)",
+  )
   .action(async (opts: RunOptions) => {
     const config = configFromOptions(opts, usageError);
     let cache: FileTaskCache | undefined;
     if (opts.resume) {
       try {
-        cache = fileTaskCache(opts.resume, config, opts.backend, (m) => process.stderr.write(`collapse-lab: ${m}\n`));
+        cache = fileTaskCache(opts.resume, config, opts.backend, (m) =>
+          process.stderr.write(`collapse-lab: ${m}\n`),
+        );
       } catch (e) {
         if (e instanceof ResumeError) usageError(e.message);
         throw e;
@@ -125,18 +183,33 @@ program
     }
     if (opts.apiKeyPrompt) await promptRemoteKeys(config); // before the workers start: they inherit the keys
     const parallel = opts.parallel ?? config.parallel ?? Math.min(availableParallelism(), 8);
-    const executor: Executor = parallel > 1 ? new NodeWorkerExecutor(parallel, opts.backend) : new InlineExecutor((await createNodeBackend(opts.backend)).backend);
+    const executor: Executor =
+      parallel > 1
+        ? new NodeWorkerExecutor(parallel, opts.backend)
+        : new InlineExecutor((await createNodeBackend(opts.backend)).backend);
     const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
-    log(`collapse-lab run: ${opts.preset}, ${config.seeds} seed(s) from ${config.seedBase}, conditions ${config.conditions.join(" ")}, backend ${opts.backend}, ${parallel} worker(s)`);
+    log(
+      `collapse-lab run: ${opts.preset}, ${config.seeds} seed(s) from ${config.seedBase}, conditions ${config.conditions.join(" ")}, backend ${opts.backend}, ${parallel} worker(s)`,
+    );
     if (!opts.store) log("pretraining: every model live (--no-store)");
-    if (cache) log(`tasks kept in ${opts.resume}: ${cache.kept} finished before, each later one as it finishes`);
+    if (cache)
+      log(
+        `tasks kept in ${opts.resume}: ${cache.kept} finished before, each later one as it finishes`,
+      );
     const progress = throttle((p: ExperimentProgress) => {
-      if (p.phase === "train") log(`train    ${p.done}/${p.total} units done · ${p.unit.condition} seed ${p.unit.seed} step ${p.unit.step}/${p.unit.steps}`);
+      if (p.phase === "train")
+        log(
+          `train    ${p.done}/${p.total} units done · ${p.unit.condition} seed ${p.unit.seed} step ${p.unit.step}/${p.unit.steps}`,
+        );
       else log(`${p.phase.padEnd(8)} ${p.done}/${p.total} · ${p.detail}`);
     }, 1000);
     // this machine's speed on the run's simulator model, so the app can scale the wall time to its own
     const bench = benchmarkFor(config);
-    const speed = await microBenchmark((await createNodeBackend(opts.backend)).backend, modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity);
+    const speed = await microBenchmark(
+      (await createNodeBackend(opts.backend)).backend,
+      modelConfig(bench, config.simulator.model, "simulator"),
+      modelOptions(bench, config).capacity,
+    );
     let report: RunReport;
     const policies: { condition: ConditionId; seed: number; checkpoint: Checkpoint }[] = [];
     try {
@@ -149,7 +222,8 @@ program
         store: opts.store ? nodeStore() : undefined,
         cache,
         // where the models came from is progress; a store problem is a warning, shown even with --quiet
-        onNote: (m) => (m.startsWith("pretraining:") ? log(m) : process.stderr.write(`collapse-lab: ${m}\n`)),
+        onNote: (m) =>
+          m.startsWith("pretraining:") ? log(m) : process.stderr.write(`collapse-lab: ${m}\n`),
       });
     } finally {
       await executor.close();
@@ -168,19 +242,42 @@ program
 
 program
   .command("merge")
-  .description("merge the reports of one experiment run on different seeds (--seed-base) into the report of one run over all their seeds")
-  .argument("<reports...>", "RunReport JSON files of one config and backend whose seeds, together, are consecutive")
-  .requiredOption("--out <file>", "write the merged RunReport JSON here (not over one of the reports)")
-  .option("--policies <dir>", "also merge each report's trained policies (the folder beside it: a.json's a.policies/) into this folder")
+  .description(
+    "merge the reports of one experiment run on different seeds (--seed-base) into the report of one run over all their seeds",
+  )
+  .argument(
+    "<reports...>",
+    "RunReport JSON files of one config and backend whose seeds, together, are consecutive",
+  )
+  .requiredOption(
+    "--out <file>",
+    "write the merged RunReport JSON here (not over one of the reports)",
+  )
+  .option(
+    "--policies <dir>",
+    "also merge each report's trained policies (the folder beside it: a.json's a.policies/) into this folder",
+  )
   .action((files: string[], opts: { out: string; policies?: string }) => {
     if (files.length < 2) usageError(`merge needs two reports or more, got ${files.length}`);
-    if (files.some((f) => resolve(f) === resolve(opts.out))) usageError(`--out ${opts.out} is one of the reports to merge; write the merged report elsewhere`);
+    if (files.some((f) => resolve(f) === resolve(opts.out)))
+      usageError(
+        `--out ${opts.out} is one of the reports to merge; write the merged report elsewhere`,
+      );
     const policyDirs = files.map((f) => f.replace(/\.json$/, "") + ".policies");
     if (opts.policies && policyDirs.some((d) => resolve(d) === resolve(opts.policies!)))
-      usageError(`--policies ${opts.policies} is one of the reports' policies folders; write the merged policies elsewhere`);
+      usageError(
+        `--policies ${opts.policies} is one of the reports' policies folders; write the merged policies elsewhere`,
+      );
     // an earlier merge's folder is replaced; any other folder with files in it is left alone
-    if (opts.policies && existsSync(opts.policies) && readdirSync(opts.policies).length && !existsSync(join(opts.policies, "index.json")))
-      usageError(`--policies ${opts.policies} is a folder of other files, not policies; choose another`);
+    if (
+      opts.policies &&
+      existsSync(opts.policies) &&
+      readdirSync(opts.policies).length &&
+      !existsSync(join(opts.policies, "index.json"))
+    )
+      usageError(
+        `--policies ${opts.policies} is a folder of other files, not policies; choose another`,
+      );
     const reports = files.map((f) => {
       try {
         return parseReport(readFileSync(f, "utf8"));
@@ -201,7 +298,12 @@ program
         const parts = files.map((_, i) => {
           const dir = policyDirs[i];
           const index = parsePoliciesIndex(readFileSync(join(dir, "index.json"), "utf8"));
-          return { name: dir, config: reports[i].config, index, read: (file: string) => new Uint8Array(readFileSync(join(dir, file))) };
+          return {
+            name: dir,
+            config: reports[i].config,
+            index,
+            read: (file: string) => new Uint8Array(readFileSync(join(dir, file))),
+          };
         });
         policies = mergePolicies(merged.config, merged.env.backend, parts);
       } catch (e) {
@@ -216,51 +318,87 @@ program
       process.stderr.write(`${policies.size - 1} trained policies written to ${opts.policies}\n`);
     }
     const { seedBase, seeds } = merged.config;
-    process.stderr.write(`${files.length} reports merged (seeds ${seedBase}–${seedBase + seeds - 1}; their wall times sum to ${seconds(merged.timing.totalMs)}), written to ${opts.out}\n`);
+    process.stderr.write(
+      `${files.length} reports merged (seeds ${seedBase}–${seedBase + seeds - 1}; their wall times sum to ${seconds(merged.timing.totalMs)}), written to ${opts.out}\n`,
+    );
   });
 
 program
   .command("store")
-  .description("pretrain the models of each preset's own seeds on wasm into the store of pretrained models (public/pretrained/); stored ones are checked and kept")
-  .option("--preset <id>", "a preset to store (repeatable; default: every preset)", collect, [] as string[])
+  .description(
+    "pretrain the models of each preset's own seeds on wasm into the store of pretrained models (public/pretrained/); stored ones are checked and kept",
+  )
+  .option(
+    "--preset <id>",
+    "a preset to store (repeatable; default: every preset)",
+    collect,
+    [] as string[],
+  )
   .option("--dir <folder>", "the store's folder", STORE_DIR)
   .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
-  .option("--seeds <n>", "store the models of this many seeds instead of each preset's own (those `run --seeds N --seed-base S` loads)", integer(1))
+  .option(
+    "--seeds <n>",
+    "store the models of this many seeds instead of each preset's own (those `run --seeds N --seed-base S` loads)",
+    integer(1),
+  )
   .option("--seed-base <s>", "the first of those seeds", integer(0))
   .option("--prune", "then remove stored models that no current preset uses")
-  .action(async (opts: { preset: string[]; dir: string; parallel?: number; prune?: boolean; seeds?: number; seedBase?: number }) => {
-    const ids = opts.preset.length ? opts.preset : PRESETS.map((p) => p.id);
-    if (opts.prune && (opts.seeds !== undefined || opts.seedBase !== undefined))
-      usageError("--prune keeps only the models of the presets' own seeds: it would remove those of --seeds/--seed-base; run it on its own");
-    let requests;
-    try {
-      requests = ids.flatMap((id) => presetRequests(id, { seeds: opts.seeds, seedBase: opts.seedBase }));
-    } catch (e) {
-      usageError((e as Error).message);
-    }
-    const log = (s: string) => process.stderr.write(s + "\n");
-    const backend = "wasm"; // the backend the CLI and the app run by default; other backends pretrain live
-    const parallel = opts.parallel ?? Math.min(availableParallelism(), 8);
-    const executor = new NodeWorkerExecutor(parallel, backend);
-    const t0 = performance.now();
-    try {
-      const { stored, kept } = await fillStore(opts.dir, requests, executor, backend, log);
-      log(`${stored} model(s) pretrained and stored, ${kept} kept, ${seconds(performance.now() - t0)}`);
-    } finally {
-      await executor.close();
-    }
-    if (opts.prune) {
-      const keep = new Set(PRESETS.flatMap((p) => presetRequests(p.id)).map((r) => jobKey(r.config, r.job, backend)));
-      const removed = pruneStore(opts.dir, keep, log);
-      log(removed.length ? `pruned ${removed.length}: ${removed.join("; ")}` : "pruned nothing: every stored model is used by a preset");
-    }
-    const size = storeSize(opts.dir);
-    log(`store: ${size.files} files, ${(size.bytes / 1e6).toFixed(2)} MB`);
-  });
+  .action(
+    async (opts: {
+      preset: string[];
+      dir: string;
+      parallel?: number;
+      prune?: boolean;
+      seeds?: number;
+      seedBase?: number;
+    }) => {
+      const ids = opts.preset.length ? opts.preset : PRESETS.map((p) => p.id);
+      if (opts.prune && (opts.seeds !== undefined || opts.seedBase !== undefined))
+        usageError(
+          "--prune keeps only the models of the presets' own seeds: it would remove those of --seeds/--seed-base; run it on its own",
+        );
+      let requests;
+      try {
+        requests = ids.flatMap((id) =>
+          presetRequests(id, { seeds: opts.seeds, seedBase: opts.seedBase }),
+        );
+      } catch (e) {
+        usageError((e as Error).message);
+      }
+      const log = (s: string) => process.stderr.write(s + "\n");
+      const backend = "wasm"; // the backend the CLI and the app run by default; other backends pretrain live
+      const parallel = opts.parallel ?? Math.min(availableParallelism(), 8);
+      const executor = new NodeWorkerExecutor(parallel, backend);
+      const t0 = performance.now();
+      try {
+        const { stored, kept } = await fillStore(opts.dir, requests, executor, backend, log);
+        log(
+          `${stored} model(s) pretrained and stored, ${kept} kept, ${seconds(performance.now() - t0)}`,
+        );
+      } finally {
+        await executor.close();
+      }
+      if (opts.prune) {
+        const keep = new Set(
+          PRESETS.flatMap((p) => presetRequests(p.id)).map((r) => jobKey(r.config, r.job, backend)),
+        );
+        const removed = pruneStore(opts.dir, keep, log);
+        log(
+          removed.length
+            ? `pruned ${removed.length}: ${removed.join("; ")}`
+            : "pruned nothing: every stored model is used by a preset",
+        );
+      }
+      const size = storeSize(opts.dir);
+      log(`store: ${size.files} files, ${(size.bytes / 1e6).toFixed(2)} MB`);
+    },
+  );
 
 program
   .command("vs-parse")
-  .description("read a Verbalized Sampling reply on stdin; print its candidates and warnings as JSON")
+  .description(
+    "read a Verbalized Sampling reply on stdin; print its candidates and warnings as JSON",
+  )
   .option("--k <n>", "number of candidates asked for", integer(1))
   .action(async (opts: { k?: number }) => {
     let raw = "";

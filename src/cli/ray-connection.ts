@@ -12,14 +12,26 @@ export interface Connection {
 
 export function addConnection(cmd: Command): Command {
   return cmd
-    .option("--address <url>", "the Ray dashboard, e.g. http://HEAD:8265 (default: $RAY_API_SERVER_ADDRESS, then $RAY_ADDRESS when it is http)")
-    .option("--token-env <name>", "the environment variable holding the cluster's token, sent as a Bearer token", DEFAULT_TOKEN_ENV);
+    .option(
+      "--address <url>",
+      "the Ray dashboard, e.g. http://HEAD:8265 (default: $RAY_API_SERVER_ADDRESS, then $RAY_ADDRESS when it is http)",
+    )
+    .option(
+      "--token-env <name>",
+      "the environment variable holding the cluster's token, sent as a Bearer token",
+      DEFAULT_TOKEN_ENV,
+    );
 }
 
 export function client(opts: Connection, usageError: (m: string) => never): RayJobsClient {
-  const fromEnv = [process.env.RAY_API_SERVER_ADDRESS, process.env.RAY_ADDRESS].find((a) => a && /^https?:\/\//.test(a));
+  const fromEnv = [process.env.RAY_API_SERVER_ADDRESS, process.env.RAY_ADDRESS].find(
+    (a) => a && /^https?:\/\//.test(a),
+  );
   const address = opts.address ?? fromEnv;
-  if (!address) usageError("give the Ray dashboard's address: --address http://HEAD:8265 (or set RAY_API_SERVER_ADDRESS)");
+  if (!address)
+    usageError(
+      "give the Ray dashboard's address: --address http://HEAD:8265 (or set RAY_API_SERVER_ADDRESS)",
+    );
   try {
     return new RayJobsClient(address, { token: process.env[opts.tokenEnv], fetch: plainFetch });
   } catch (e) {

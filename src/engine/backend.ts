@@ -65,8 +65,20 @@ export interface PolicyHyper {
 
 export type StepHyper = OptimHyper & PolicyHyper;
 
-export const DEFAULT_OPTIM: OptimHyper = { lr: 3e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, clipNorm: 1 };
-export const DEFAULT_POLICY: PolicyHyper = { epsLow: 0.2, epsHigh: 0.28, klCoef: 0, temperature: 1 }; // SCOPE's clip 0.2 / 0.28
+export const DEFAULT_OPTIM: OptimHyper = {
+  lr: 3e-3,
+  beta1: 0.9,
+  beta2: 0.999,
+  eps: 1e-8,
+  weightDecay: 0.01,
+  clipNorm: 1,
+};
+export const DEFAULT_POLICY: PolicyHyper = {
+  epsLow: 0.2,
+  epsHigh: 0.28,
+  klCoef: 0,
+  temperature: 1,
+}; // SCOPE's clip 0.2 / 0.28
 
 export interface StepStats {
   loss: number; // the objective above (before the update)
@@ -84,7 +96,13 @@ export interface EngineModel {
   readonly config: ModelConfig;
   readonly capacity: number;
   /** Log-probs [rows, vocab] of token pos[b] in each row, given tokens before it. */
-  nextLogprobs(tokens: Int32Array, rows: number, pos: Int32Array, cls: Int32Array | undefined, dist?: Dist): Promise<Float32Array>;
+  nextLogprobs(
+    tokens: Int32Array,
+    rows: number,
+    pos: Int32Array,
+    cls: Int32Array | undefined,
+    dist?: Dist,
+  ): Promise<Float32Array>;
   /**
    * An incremental decoding session over this model's `capacity` slots (decode.ts): the same
    * log-probs as `nextLogprobs`, computing only positions a slot has not been fed. Training or
@@ -96,7 +114,10 @@ export interface EngineModel {
   /** Probabilities [rows, T, V] of every allowed token at every position t given the tokens before it (0 at t = 0). */
   tokenDistributions(batch: TokenBatch, dist?: Dist): Promise<Float32Array>;
   /** The objective and its gradient (spec order), without an update; for checks and tools. */
-  gradients(batch: TrainBatch, hyper: PolicyHyper): Promise<{ stats: Omit<StepStats, "gradNorm">; grads: Float32Array[] }>;
+  gradients(
+    batch: TrainBatch,
+    hyper: PolicyHyper,
+  ): Promise<{ stats: Omit<StepStats, "gradNorm">; grads: Float32Array[] }>;
   /** One optimizer step on the objective above; returns stats measured before the update. */
   trainStep(batch: TrainBatch, hyper: StepHyper): Promise<StepStats>;
   /** Parameters (and Adam state) as fresh buffers the caller owns. */
@@ -112,12 +133,16 @@ export interface EngineBackend {
 }
 
 /** The allowed-token table as a dense [classes, vocab] 0/1 array, with input checks. */
-export function maskTable(config: ModelConfig, masks: ArrayLike<number>[] | undefined): { classes: number; table: Float32Array } {
+export function maskTable(
+  config: ModelConfig,
+  masks: ArrayLike<number>[] | undefined,
+): { classes: number; table: Float32Array } {
   const V = config.vocab;
   const rows = masks && masks.length > 0 ? masks : [new Array<number>(V).fill(1)];
   const table = new Float32Array(rows.length * V);
   rows.forEach((row, c) => {
-    if (row.length !== V) throw new Error(`mask class ${c} has length ${row.length}, vocab is ${V}`);
+    if (row.length !== V)
+      throw new Error(`mask class ${c} has length ${row.length}, vocab is ${V}`);
     let any = false;
     for (let v = 0; v < V; v++) {
       table[c * V + v] = row[v] ? 1 : 0;
@@ -129,33 +154,59 @@ export function maskTable(config: ModelConfig, masks: ArrayLike<number>[] | unde
 }
 
 /** Checks a batch against a model's shapes before any backend touches it. */
-export function checkBatch(model: { config: ModelConfig; capacity: number }, b: TokenBatch, classes: number, what = "batch"): void {
+export function checkBatch(
+  model: { config: ModelConfig; capacity: number },
+  b: TokenBatch,
+  classes: number,
+  what = "batch",
+): void {
   const { context: T, vocab: V } = model.config;
-  if (!Number.isInteger(b.rows) || b.rows < 1 || b.rows > model.capacity) throw new Error(`${what}: rows ${b.rows} not in [1, ${model.capacity}]`);
-  if (b.tokens.length !== b.rows * T) throw new Error(`${what}: tokens has ${b.tokens.length} entries, expected rows·T = ${b.rows * T}`);
+  if (!Number.isInteger(b.rows) || b.rows < 1 || b.rows > model.capacity)
+    throw new Error(`${what}: rows ${b.rows} not in [1, ${model.capacity}]`);
+  if (b.tokens.length !== b.rows * T)
+    throw new Error(
+      `${what}: tokens has ${b.tokens.length} entries, expected rows·T = ${b.rows * T}`,
+    );
   for (let i = 0; i < b.tokens.length; i++) {
     const t = b.tokens[i];
     if (!(t >= 0 && t < V)) throw new Error(`${what}: token ${t} at ${i} outside vocab [0, ${V})`);
   }
   if (b.cls) {
-    if (b.cls.length !== b.rows * T) throw new Error(`${what}: cls has ${b.cls.length} entries, expected ${b.rows * T}`);
-    for (let i = 0; i < b.cls.length; i++) if (!(b.cls[i] >= 0 && b.cls[i] < classes)) throw new Error(`${what}: class ${b.cls[i]} at ${i} outside [0, ${classes})`);
+    if (b.cls.length !== b.rows * T)
+      throw new Error(`${what}: cls has ${b.cls.length} entries, expected ${b.rows * T}`);
+    for (let i = 0; i < b.cls.length; i++)
+      if (!(b.cls[i] >= 0 && b.cls[i] < classes))
+        throw new Error(`${what}: class ${b.cls[i]} at ${i} outside [0, ${classes})`);
   }
   const tb = b as Partial<TrainBatch>;
-  if (tb.mask && tb.mask.length !== b.rows * T) throw new Error(`${what}: mask has ${tb.mask.length} entries, expected ${b.rows * T}`);
-  if (tb.advantages && tb.advantages.length !== b.rows) throw new Error(`${what}: advantages has ${tb.advantages.length} entries, expected ${b.rows}`);
-  if (tb.oldLogp && tb.oldLogp.length !== b.rows * T) throw new Error(`${what}: oldLogp has ${tb.oldLogp.length} entries, expected ${b.rows * T}`);
-  if (tb.refLogp && tb.refLogp.length !== b.rows * T) throw new Error(`${what}: refLogp has ${tb.refLogp.length} entries, expected ${b.rows * T}`);
-  if (tb.refDist && tb.refDist.length !== b.rows * T * V) throw new Error(`${what}: refDist has ${tb.refDist.length} entries, expected rows·T·V = ${b.rows * T * V}`);
+  if (tb.mask && tb.mask.length !== b.rows * T)
+    throw new Error(`${what}: mask has ${tb.mask.length} entries, expected ${b.rows * T}`);
+  if (tb.advantages && tb.advantages.length !== b.rows)
+    throw new Error(`${what}: advantages has ${tb.advantages.length} entries, expected ${b.rows}`);
+  if (tb.oldLogp && tb.oldLogp.length !== b.rows * T)
+    throw new Error(`${what}: oldLogp has ${tb.oldLogp.length} entries, expected ${b.rows * T}`);
+  if (tb.refLogp && tb.refLogp.length !== b.rows * T)
+    throw new Error(`${what}: refLogp has ${tb.refLogp.length} entries, expected ${b.rows * T}`);
+  if (tb.refDist && tb.refDist.length !== b.rows * T * V)
+    throw new Error(
+      `${what}: refDist has ${tb.refDist.length} entries, expected rows·T·V = ${b.rows * T * V}`,
+    );
 }
 
-export function checkPositions(model: { config: ModelConfig }, rows: number, pos: Int32Array, cls: Int32Array | undefined, classes: number): void {
+export function checkPositions(
+  model: { config: ModelConfig },
+  rows: number,
+  pos: Int32Array,
+  cls: Int32Array | undefined,
+  classes: number,
+): void {
   const T = model.config.context;
   if (pos.length !== rows) throw new Error(`pos has ${pos.length} entries, expected ${rows}`);
   for (const p of pos) if (!(p >= 1 && p < T)) throw new Error(`position ${p} outside [1, ${T})`);
   if (cls) {
     if (cls.length !== rows) throw new Error(`cls has ${cls.length} entries, expected ${rows}`);
-    for (const c of cls) if (!(c >= 0 && c < classes)) throw new Error(`class ${c} outside [0, ${classes})`);
+    for (const c of cls)
+      if (!(c >= 0 && c < classes)) throw new Error(`class ${c} outside [0, ${classes})`);
   }
 }
 

@@ -46,11 +46,14 @@ export function validateModelConfig(c: ModelConfig): ModelConfig {
   }
   for (const [key, [lo, hi]] of Object.entries(LIMITS) as [keyof ModelConfig, [number, number]][]) {
     const v = c[key];
-    if (typeof v !== "number" || !Number.isInteger(v)) throw new ConfigError(`model.${key}: expected an integer, got ${JSON.stringify(v)}`);
+    if (typeof v !== "number" || !Number.isInteger(v))
+      throw new ConfigError(`model.${key}: expected an integer, got ${JSON.stringify(v)}`);
     if (v < lo || v > hi) throw new ConfigError(`model.${key}: ${v} is outside [${lo}, ${hi}]`);
   }
-  if (c.d % c.heads !== 0) throw new ConfigError(`model.d: ${c.d} is not a multiple of heads (${c.heads})`);
-  if (c.prefixLen >= c.context - 1) throw new ConfigError(`model.prefixLen: ${c.prefixLen} leaves no room in context ${c.context}`);
+  if (c.d % c.heads !== 0)
+    throw new ConfigError(`model.d: ${c.d} is not a multiple of heads (${c.heads})`);
+  if (c.prefixLen >= c.context - 1)
+    throw new ConfigError(`model.prefixLen: ${c.prefixLen} leaves no room in context ${c.context}`);
   return c;
 }
 

@@ -86,25 +86,39 @@ export class SlotTable {
 }
 
 /** Input checks shared by the backends' decoders. */
-export function checkDecodeRequest(config: ModelConfig, capacity: number, classes: number, req: DecodeRequest): void {
+export function checkDecodeRequest(
+  config: ModelConfig,
+  capacity: number,
+  classes: number,
+  req: DecodeRequest,
+): void {
   const { context: T, vocab: V } = config;
   const rows = req.slots.length;
-  if (rows < 1 || rows > capacity) throw new Error(`decode: ${rows} rows, expected 1 … ${capacity}`);
-  if (req.tokens.length !== rows * T) throw new Error(`decode: tokens has ${req.tokens.length} entries, expected rows·T = ${rows * T}`);
-  if (req.pos.length !== rows) throw new Error(`decode: pos has ${req.pos.length} entries, expected ${rows}`);
-  if (req.cls && req.cls.length !== rows) throw new Error(`decode: cls has ${req.cls.length} entries, expected ${rows}`);
+  if (rows < 1 || rows > capacity)
+    throw new Error(`decode: ${rows} rows, expected 1 … ${capacity}`);
+  if (req.tokens.length !== rows * T)
+    throw new Error(
+      `decode: tokens has ${req.tokens.length} entries, expected rows·T = ${rows * T}`,
+    );
+  if (req.pos.length !== rows)
+    throw new Error(`decode: pos has ${req.pos.length} entries, expected ${rows}`);
+  if (req.cls && req.cls.length !== rows)
+    throw new Error(`decode: cls has ${req.cls.length} entries, expected ${rows}`);
   const used = new Set<number>();
   for (let r = 0; r < rows; r++) {
     const s = req.slots[r];
-    if (!(Number.isInteger(s) && s >= 0 && s < capacity)) throw new Error(`decode: slot ${s} outside [0, ${capacity})`);
+    if (!(Number.isInteger(s) && s >= 0 && s < capacity))
+      throw new Error(`decode: slot ${s} outside [0, ${capacity})`);
     if (used.has(s)) throw new Error(`decode: slot ${s} appears twice`);
     used.add(s);
     const p = req.pos[r];
     if (!(p >= 1 && p < T)) throw new Error(`decode: position ${p} outside [1, ${T})`);
-    if (req.cls && !(req.cls[r] >= 0 && req.cls[r] < classes)) throw new Error(`decode: class ${req.cls[r]} outside [0, ${classes})`);
+    if (req.cls && !(req.cls[r] >= 0 && req.cls[r] < classes))
+      throw new Error(`decode: class ${req.cls[r]} outside [0, ${classes})`);
     for (let t = 0; t < p; t++) {
       const tok = req.tokens[r * T + t];
-      if (!(tok >= 0 && tok < V)) throw new Error(`decode: token ${tok} at row ${r}, position ${t} outside vocab [0, ${V})`);
+      if (!(tok >= 0 && tok < V))
+        throw new Error(`decode: token ${tok} at row ${r}, position ${t} outside vocab [0, ${V})`);
     }
   }
 }

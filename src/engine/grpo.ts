@@ -14,9 +14,14 @@ export interface AdvantageOptions {
  * Group-relative advantages: rows [g·G, (g+1)·G) form group g.
  * A_i = (r_i − mean_g) / (std_g + eps); a group whose rewards are all equal gets 0.
  */
-export function groupAdvantages(rewards: ArrayLike<number>, groupSize: number, opts: AdvantageOptions = { scaleByStd: true, eps: 1e-6 }): Float32Array {
+export function groupAdvantages(
+  rewards: ArrayLike<number>,
+  groupSize: number,
+  opts: AdvantageOptions = { scaleByStd: true, eps: 1e-6 },
+): Float32Array {
   const n = rewards.length;
-  if (!Number.isInteger(groupSize) || groupSize < 1 || n % groupSize !== 0) throw new Error(`groupAdvantages: ${n} rewards do not split into groups of ${groupSize}`);
+  if (!Number.isInteger(groupSize) || groupSize < 1 || n % groupSize !== 0)
+    throw new Error(`groupAdvantages: ${n} rewards do not split into groups of ${groupSize}`);
   const adv = new Float32Array(n);
   for (let g = 0; g < n; g += groupSize) {
     let mean = 0;
@@ -25,7 +30,8 @@ export function groupAdvantages(rewards: ArrayLike<number>, groupSize: number, o
     let sq = 0;
     for (let i = g; i < g + groupSize; i++) sq += (rewards[i] - mean) ** 2;
     const std = Math.sqrt(sq / groupSize);
-    for (let i = g; i < g + groupSize; i++) adv[i] = opts.scaleByStd ? (rewards[i] - mean) / (std + opts.eps) : rewards[i] - mean;
+    for (let i = g; i < g + groupSize; i++)
+      adv[i] = opts.scaleByStd ? (rewards[i] - mean) / (std + opts.eps) : rewards[i] - mean;
   }
   return adv;
 }
@@ -51,11 +57,17 @@ export async function grpoUpdate(
   h: GrpoHyper,
   precomputed?: Float32Array, // advantages computed by the caller (e.g. over a subset of each group)
 ): Promise<GrpoStats> {
-  if (rewards.length !== rollouts.rows) throw new Error(`grpoUpdate: ${rewards.length} rewards for ${rollouts.rows} rollouts`);
-  const advantages = precomputed ?? groupAdvantages(rewards, h.groupSize, { scaleByStd: h.scaleByStd, eps: 1e-6 });
+  if (rewards.length !== rollouts.rows)
+    throw new Error(`grpoUpdate: ${rewards.length} rewards for ${rollouts.rows} rollouts`);
+  const advantages =
+    precomputed ?? groupAdvantages(rewards, h.groupSize, { scaleByStd: h.scaleByStd, eps: 1e-6 });
   const dist = { temperature: h.temperature };
-  const refLogp = reference && h.klCoef > 0 ? await reference.tokenLogprobs(rollouts, dist) : undefined;
-  const refDist = reference && (h.forwardKlCoef ?? 0) > 0 ? await reference.tokenDistributions(rollouts, dist) : undefined;
+  const refLogp =
+    reference && h.klCoef > 0 ? await reference.tokenLogprobs(rollouts, dist) : undefined;
+  const refDist =
+    reference && (h.forwardKlCoef ?? 0) > 0
+      ? await reference.tokenDistributions(rollouts, dist)
+      : undefined;
   // With one update per batch the sampling policy is the current one (r ≡ 1, no extra forward).
   const oldLogp = h.updatesPerBatch > 1 ? await policy.tokenLogprobs(rollouts, dist) : undefined;
   let first: StepStats | undefined;

@@ -16,11 +16,21 @@ export interface MicroBenchmark {
   iterations: number;
 }
 
-export async function microBenchmark(backend: EngineBackend, config: ModelConfig, rows: number, iterations = 3): Promise<MicroBenchmark> {
+export async function microBenchmark(
+  backend: EngineBackend,
+  config: ModelConfig,
+  rows: number,
+  iterations = 3,
+): Promise<MicroBenchmark> {
   const T = config.context;
   const rng = Rng.seed(0);
   const tokens = Int32Array.from({ length: rows * T }, () => rng.int(config.vocab));
-  const batch: TrainBatch = { rows, tokens, mask: new Float32Array(rows * T).fill(1), advantages: Float32Array.from({ length: rows }, () => rng.normal()) };
+  const batch: TrainBatch = {
+    rows,
+    tokens,
+    mask: new Float32Array(rows * T).fill(1),
+    advantages: Float32Array.from({ length: rows }, () => rng.normal()),
+  };
   const pos = Int32Array.from({ length: rows }, (_, b) => 1 + (b % (T - 1)));
   const model = backend.createModel(initCheckpoint(config, 1), { capacity: rows });
   try {
@@ -33,7 +43,12 @@ export async function microBenchmark(backend: EngineBackend, config: ModelConfig
     const warmupMs = performance.now() - t0;
     t0 = performance.now();
     for (let i = 0; i < iterations; i++) await once();
-    return { backend: backend.name, msPerStep: (performance.now() - t0) / iterations, warmupMs, iterations };
+    return {
+      backend: backend.name,
+      msPerStep: (performance.now() - t0) / iterations,
+      warmupMs,
+      iterations,
+    };
   } finally {
     model.dispose();
   }

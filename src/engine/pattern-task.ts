@@ -39,7 +39,17 @@ export const DEFAULT_PATTERN_TASK: PatternTaskConfig = {
     [5, 2, 6, 5],
   ],
   model: { vocab: 16, context: 8, d: 32, layers: 1, heads: 4, mlpRatio: 4, prefixLen: 0 },
-  hyper: { ...DEFAULT_OPTIM, lr: 3e-3, epsLow: 0.2, epsHigh: 0.28, klCoef: 0.001, temperature: 1, groupSize: 8, updatesPerBatch: 1, scaleByStd: true },
+  hyper: {
+    ...DEFAULT_OPTIM,
+    lr: 3e-3,
+    epsLow: 0.2,
+    epsHigh: 0.28,
+    klCoef: 0.001,
+    temperature: 1,
+    groupSize: 8,
+    updatesPerBatch: 1,
+    scaleByStd: true,
+  },
 };
 
 export interface PatternProgress {
@@ -70,7 +80,12 @@ function masks(vocab: number): number[][] {
 }
 
 /** Rows of [BOS, cue, …] with the cue repeated `groupSize` times per group. */
-function prompts(rows: number, groupSize: number, cueOf: (group: number) => number, T: number): Int32Array {
+function prompts(
+  rows: number,
+  groupSize: number,
+  cueOf: (group: number) => number,
+  T: number,
+): Int32Array {
   const tokens = new Int32Array(rows * T);
   for (let b = 0; b < rows; b++) {
     tokens[b * T] = BOS;
@@ -79,13 +94,19 @@ function prompts(rows: number, groupSize: number, cueOf: (group: number) => numb
   return tokens;
 }
 
-function score(tokens: Int32Array, rows: number, T: number, patterns: number[][]): { rewards: Float32Array; exact: number } {
+function score(
+  tokens: Int32Array,
+  rows: number,
+  T: number,
+  patterns: number[][],
+): { rewards: Float32Array; exact: number } {
   const rewards = new Float32Array(rows);
   let exact = 0;
   for (let b = 0; b < rows; b++) {
     const target = patterns[CUES.indexOf(tokens[b * T + 1])];
     let hits = 0;
-    for (let i = 0; i < PATTERN_LEN; i++) if (tokens[b * T + 2 + i] - FIRST_SYMBOL === target[i]) hits++;
+    for (let i = 0; i < PATTERN_LEN; i++)
+      if (tokens[b * T + 2 + i] - FIRST_SYMBOL === target[i]) hits++;
     rewards[b] = hits / PATTERN_LEN;
     if (hits === PATTERN_LEN) exact++;
   }
@@ -98,7 +119,11 @@ export interface RunOptions {
   tick?: () => Promise<void>; // awaited between steps (a worker yields to its message queue here)
 }
 
-export async function runPatternTask(backend: EngineBackend, cfg: PatternTaskConfig, opts: RunOptions = {}): Promise<PatternResult> {
+export async function runPatternTask(
+  backend: EngineBackend,
+  cfg: PatternTaskConfig,
+  opts: RunOptions = {},
+): Promise<PatternResult> {
   const t0 = performance.now();
   const T = cfg.model.context;
   if (T < 2 + PATTERN_LEN) throw new Error(`pattern task needs context ≥ ${2 + PATTERN_LEN}`);
@@ -110,11 +135,17 @@ export async function runPatternTask(backend: EngineBackend, cfg: PatternTaskCon
   const policy = backend.createModel(init, modelOpts);
   const reference = backend.createModel(init, modelOpts);
   const rng = root.fork(1);
-  const gen = { from: 2, to: 2 + PATTERN_LEN, cls: () => SYMBOL_CLASS, dist: { temperature: cfg.hyper.temperature } };
+  const gen = {
+    from: 2,
+    to: 2 + PATTERN_LEN,
+    cls: () => SYMBOL_CLASS,
+    dist: { temperature: cfg.hyper.temperature },
+  };
   const mask = new Float32Array(rows * T);
   for (let b = 0; b < rows; b++) for (let t = gen.from; t < gen.to; t++) mask[b * T + t] = 1;
   const cls = new Int32Array(rows * T);
-  for (let b = 0; b < rows; b++) for (let t = gen.from; t < gen.to; t++) cls[b * T + t] = SYMBOL_CLASS;
+  for (let b = 0; b < rows; b++)
+    for (let t = gen.from; t < gen.to; t++) cls[b * T + t] = SYMBOL_CLASS;
 
   const evaluate = async () => {
     const n = cfg.evalRows;
@@ -133,9 +164,19 @@ export async function runPatternTask(backend: EngineBackend, cfg: PatternTaskCon
       const tokens = prompts(rows, cfg.groupSize, () => rng.int(CUES.length), T);
       await generate(policy, tokens, rows, rng, gen);
       const { rewards } = score(tokens, rows, T, cfg.patterns);
-      const s = await grpoUpdate(policy, reference, { rows, tokens, cls, mask }, rewards, { ...cfg.hyper, groupSize: cfg.groupSize });
+      const s = await grpoUpdate(policy, reference, { rows, tokens, cls, mask }, rewards, {
+        ...cfg.hyper,
+        groupSize: cfg.groupSize,
+      });
       if (step % cfg.evalEvery === 0 || step === cfg.steps) exact = await evaluate();
-      const p: PatternProgress = { step, steps: cfg.steps, reward: s.rewardMean, entropy: s.entropy, kl: s.kl, exact };
+      const p: PatternProgress = {
+        step,
+        steps: cfg.steps,
+        reward: s.rewardMean,
+        entropy: s.entropy,
+        kl: s.kl,
+        exact,
+      };
       history.push(p);
       opts.onProgress?.(p);
     }
@@ -143,7 +184,15 @@ export async function runPatternTask(backend: EngineBackend, cfg: PatternTaskCon
     await generate(policy, finalTokens, cfg.evalRows, rng, gen);
     const final = score(finalTokens, cfg.evalRows, T, cfg.patterns);
     const reward = final.rewards.reduce((a, b) => a + b, 0) / cfg.evalRows;
-    return { steps: cfg.steps, reward, exact: final.exact, initialExact, history, checkpoint: await policy.checkpoint(), ms: performance.now() - t0 };
+    return {
+      steps: cfg.steps,
+      reward,
+      exact: final.exact,
+      initialExact,
+      history,
+      checkpoint: await policy.checkpoint(),
+      ms: performance.now() - t0,
+    };
   } finally {
     policy.dispose();
     reference.dispose();

@@ -11,7 +11,15 @@ export interface Draw {
 }
 
 /** Draws token pos[b] of every row b given the tokens before it; does not write it. */
-export async function sampleNext(model: EngineModel, tokens: Int32Array, rows: number, pos: Int32Array, cls: Int32Array | undefined, rng: Rng, dist?: Dist): Promise<Draw> {
+export async function sampleNext(
+  model: EngineModel,
+  tokens: Int32Array,
+  rows: number,
+  pos: Int32Array,
+  cls: Int32Array | undefined,
+  rng: Rng,
+  dist?: Dist,
+): Promise<Draw> {
   const V = model.config.vocab;
   const lp = await model.nextLogprobs(tokens, rows, pos, cls, dist);
   return drawFromLogprobs(lp, rows, V, rng);
@@ -19,7 +27,11 @@ export async function sampleNext(model: EngineModel, tokens: Int32Array, rows: n
 
 /** One categorical draw per row of a [rows, V] log-prob table, with its log-prob and the row's entropy. */
 export function drawFromLogprobs(lp: Float32Array, rows: number, V: number, rng: Rng): Draw {
-  const out: Draw = { tokens: new Int32Array(rows), logp: new Float32Array(rows), entropy: new Float32Array(rows) };
+  const out: Draw = {
+    tokens: new Int32Array(rows),
+    logp: new Float32Array(rows),
+    entropy: new Float32Array(rows),
+  };
   for (let b = 0; b < rows; b++) {
     const v = rng.categoricalLog(lp, b * V, V);
     out.tokens[b] = v;
@@ -45,9 +57,16 @@ export interface GenerateOptions {
  * Fills positions [from, to) of every row in place, one token at a time.
  * Returns the log-prob [rows, T] of each generated token (0 elsewhere).
  */
-export async function generate(model: EngineModel, tokens: Int32Array, rows: number, rng: Rng, opts: GenerateOptions): Promise<Float32Array> {
+export async function generate(
+  model: EngineModel,
+  tokens: Int32Array,
+  rows: number,
+  rng: Rng,
+  opts: GenerateOptions,
+): Promise<Float32Array> {
   const T = model.config.context;
-  if (!(opts.from >= 1 && opts.to <= T && opts.from < opts.to)) throw new Error(`generate: range [${opts.from}, ${opts.to}) must lie in [1, ${T}]`);
+  if (!(opts.from >= 1 && opts.to <= T && opts.from < opts.to))
+    throw new Error(`generate: range [${opts.from}, ${opts.to}) must lie in [1, ${T}]`);
   const logp = new Float32Array(rows * T);
   for (let t = opts.from; t < opts.to; t++) {
     const pos = new Int32Array(rows).fill(t);

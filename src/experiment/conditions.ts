@@ -24,7 +24,12 @@ export interface TrainingOpponents {
    * `playOwn` plays a fresh batch of the current policy against a given simulator (not used to
    * update the policy), for a trainable simulator that did not play this step's batch.
    */
-  afterStep?(step: number, played: Played, rewards: Float64Array, playOwn?: PlayOwn): Promise<{ simReward?: number; simKl?: number }>;
+  afterStep?(
+    step: number,
+    played: Played,
+    rewards: Float64Array,
+    playOwn?: PlayOwn,
+  ): Promise<{ simReward?: number; simKl?: number }>;
   /** The simulators whose success is reported as "train-simulator success". */
   evaluationSimulators(): UserSimulator[];
   /** What remote training simulators did (config simulator.remote), for the report. */
@@ -42,7 +47,13 @@ export interface ConditionContext {
   opts: ModelOptions;
 }
 
-function frozen(ctx: ConditionContext, name: string, ck: Checkpoint, gamma: number, owned: EngineModel[]): NeuralSimulator {
+function frozen(
+  ctx: ConditionContext,
+  name: string,
+  ck: Checkpoint,
+  gamma: number,
+  owned: EngineModel[],
+): NeuralSimulator {
   const model = ctx.backend.createModel(ck, ctx.opts);
   owned.push(model);
   return new NeuralSimulator(name, ctx.bench, model, gamma, true);
@@ -61,9 +72,16 @@ export function createOpponents(id: ConditionId, ctx: ConditionContext): Trainin
     remoteStats: () => sims.map((s) => ({ ...s.stats })),
     dispose,
   });
-  if (id === "single" && remote?.single) return fromRemote([remoteSimulator(ctx.bench, config, "remote simulator", remote.single)]);
-  if (id === "ensemble" && remote?.ensemble) return fromRemote(remote.ensemble.map((r, k) => remoteSimulator(ctx.bench, config, `remote simulator ${k + 1}`, r)));
-  if (id === "vs" && remote?.vs) return fromRemote([remoteSimulator(ctx.bench, config, "remote vs simulator", remote.vs)]);
+  if (id === "single" && remote?.single)
+    return fromRemote([remoteSimulator(ctx.bench, config, "remote simulator", remote.single)]);
+  if (id === "ensemble" && remote?.ensemble)
+    return fromRemote(
+      remote.ensemble.map((r, k) =>
+        remoteSimulator(ctx.bench, config, `remote simulator ${k + 1}`, r),
+      ),
+    );
+  if (id === "vs" && remote?.vs)
+    return fromRemote([remoteSimulator(ctx.bench, config, "remote vs simulator", remote.vs)]);
   switch (id) {
     case "base":
       return null;
@@ -73,8 +91,14 @@ export function createOpponents(id: ConditionId, ctx: ConditionContext): Trainin
     }
     case "ensemble": {
       // each member collapsed with its own family's γ (the single simulator's: simulator.gamma)
-      const sims = pretrained.ensemble.map((e) => frozen(ctx, e.name, e.result.checkpoint, e.gamma ?? gamma, owned));
-      return { simulatorFor: (step) => sims[step % sims.length], evaluationSimulators: () => sims, dispose };
+      const sims = pretrained.ensemble.map((e) =>
+        frozen(ctx, e.name, e.result.checkpoint, e.gamma ?? gamma, owned),
+      );
+      return {
+        simulatorFor: (step) => sims[step % sims.length],
+        evaluationSimulators: () => sims,
+        dispose,
+      };
     }
     case "vs": {
       const base = frozen(ctx, "aligned simulator", pretrained.reference.checkpoint, gamma, owned);
@@ -91,7 +115,10 @@ export function createOpponents(id: ConditionId, ctx: ConditionContext): Trainin
         gamma,
         rl: config.rl,
         cotrain: config.cotrain,
-        pool: id === "population" ? { size: config.population.poolSize, ...config.population } : undefined,
+        pool:
+          id === "population"
+            ? { size: config.population.poolSize, ...config.population }
+            : undefined,
       });
     default:
       id satisfies never;

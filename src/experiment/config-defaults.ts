@@ -8,7 +8,10 @@ import { merge } from "./config-set";
 import { validateConfig } from "./config-validate";
 
 /** The sections every benchmark shares, but for the panel and the ensemble (each benchmark's own). */
-type CommonDefaults = Omit<ExperimentConfig, "benchmark" | "world" | "corpus" | "ensemble" | "panel">;
+type CommonDefaults = Omit<
+  ExperimentConfig,
+  "benchmark" | "world" | "corpus" | "ensemble" | "panel"
+>;
 
 const COMMON_DEFAULTS: CommonDefaults = {
   version: 1,
@@ -32,7 +35,17 @@ const COMMON_DEFAULTS: CommonDefaults = {
   // 400 steps: compare at convergence (docs/architecture.md#models, trap 3). The collapsed simulator's
   // low-variance reward makes `single` converge first, while `vs` and the co-trained conditions keep
   // rising for longer, so a short budget favours `single`; `vs` converges last.
-  rl: { steps: 400, prompts: 8, groupSize: 16, lr: 3e-3, klCoef: 0.05, epsLow: 0.2, epsHigh: 0.28, temperature: 1, evalEvery: 50 },
+  rl: {
+    steps: 400,
+    prompts: 8,
+    groupSize: 16,
+    lr: 3e-3,
+    klCoef: 0.05,
+    epsLow: 0.2,
+    epsHigh: 0.28,
+    temperature: 1,
+    evalEvery: 50,
+  },
   vs: { k: 5, selection: "random", fidelity: 1 },
   // The forward (mass-covering) anchor: it brings the co-trained simulator back to the reference far
   // sooner than the reverse one, under which early `population` snapshots stay collapsed.
@@ -44,7 +57,12 @@ const COMMON_DEFAULTS: CommonDefaults = {
 /** The default config of a benchmark: the common defaults with its own sections and overrides. */
 export function defaultConfig(benchmark: BenchmarkId): ExperimentConfig {
   const m = benchmarkModule(benchmark);
-  return validateConfig(merge({ ...COMMON_DEFAULTS, benchmark, world: m.defaultWorld, corpus: m.defaultCorpus }, m.configDefaults));
+  return validateConfig(
+    merge(
+      { ...COMMON_DEFAULTS, benchmark, world: m.defaultWorld, corpus: m.defaultCorpus },
+      m.configDefaults,
+    ),
+  );
 }
 
 /** Persuasion's default config. */

@@ -62,20 +62,49 @@ const PanelRemote = z
       .optional(), // the variable that holds the API key (never the key itself)
   })
   .superRefine((r, ctx) => {
-    if (r.mode === "direct") for (const k of ["k", "selection"] as const) if (r[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: 'only for mode "vs"' });
-    if (r.mode === "vs" && r.scoring !== undefined) ctx.addIssue({ code: "custom", path: ["scoring"], message: 'only for mode "direct" (vs reads candidates)' });
+    if (r.mode === "direct")
+      for (const k of ["k", "selection"] as const)
+        if (r[k] !== undefined)
+          ctx.addIssue({ code: "custom", path: [k], message: 'only for mode "vs"' });
+    if (r.mode === "vs" && r.scoring !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["scoring"],
+        message: 'only for mode "direct" (vs reads candidates)',
+      });
     const u = URL.canParse(r.baseUrl) ? new URL(r.baseUrl) : null;
-    if (!u || !/^https?:$/.test(u.protocol)) ctx.addIssue({ code: "custom", path: ["baseUrl"], message: "expected an http(s) URL such as http://127.0.0.1:8000/v1" });
-    else if (u.username || u.password || u.search) ctx.addIssue({ code: "custom", path: ["baseUrl"], message: "no credentials or query string in the URL: give the API key through apiKeyEnv" });
+    if (!u || !/^https?:$/.test(u.protocol))
+      ctx.addIssue({
+        code: "custom",
+        path: ["baseUrl"],
+        message: "expected an http(s) URL such as http://127.0.0.1:8000/v1",
+      });
+    else if (u.username || u.password || u.search)
+      ctx.addIssue({
+        code: "custom",
+        path: ["baseUrl"],
+        message: "no credentials or query string in the URL: give the API key through apiKeyEnv",
+      });
   });
 
 /**
  * Remote training simulators (optional): `single` trains against `single`, `ensemble` rotates over
  * `ensemble` per batch, `vs` trains against `vs` (mode "vs") instead of the pretrained networks.
  */
-const TrainingRemote = z.strictObject({ single: PanelRemote.optional(), ensemble: z.array(PanelRemote).min(1).optional(), vs: PanelRemote.optional() }).superRefine((r, ctx) => {
-  if (r.vs && r.vs.mode !== "vs") ctx.addIssue({ code: "custom", path: ["vs", "mode"], message: 'the vs condition\'s remote simulator has mode "vs"' });
-});
+const TrainingRemote = z
+  .strictObject({
+    single: PanelRemote.optional(),
+    ensemble: z.array(PanelRemote).min(1).optional(),
+    vs: PanelRemote.optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (r.vs && r.vs.mode !== "vs")
+      ctx.addIssue({
+        code: "custom",
+        path: ["vs", "mode"],
+        message: 'the vs condition\'s remote simulator has mode "vs"',
+      });
+  });
 
 const NETWORK_KEYS = ["gamma", "prior", "corpusScale", "seedOffset"] as const;
 
@@ -95,16 +124,34 @@ const PanelMember = z
     remote: PanelRemote.optional(), // present: a model on a remote server
   })
   .superRefine((m, ctx) => {
-    if (m.lm && m.remote) ctx.addIssue({ code: "custom", path: ["remote"], message: "a member is an LM (lm) or a remote model (remote), not both" });
+    if (m.lm && m.remote)
+      ctx.addIssue({
+        code: "custom",
+        path: ["remote"],
+        message: "a member is an LM (lm) or a remote model (remote), not both",
+      });
     if (m.lm || m.remote) {
       const what = m.lm ? "an LM member (with lm)" : "a remote member (with remote)";
-      for (const k of NETWORK_KEYS) if (m[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: `${what} is not pretrained here; remove this key` });
+      for (const k of NETWORK_KEYS)
+        if (m[k] !== undefined)
+          ctx.addIssue({
+            code: "custom",
+            path: [k],
+            message: `${what} is not pretrained here; remove this key`,
+          });
       if (m.lm?.mode === "direct") {
-        for (const k of ["k", "selection", "exponent"] as const) if (m.lm[k] !== undefined) ctx.addIssue({ code: "custom", path: ["lm", k], message: 'only for mode "vs"' });
+        for (const k of ["k", "selection", "exponent"] as const)
+          if (m.lm[k] !== undefined)
+            ctx.addIssue({ code: "custom", path: ["lm", k], message: 'only for mode "vs"' });
       }
     } else {
       for (const k of ["gamma", "corpusScale", "seedOffset"] as const)
-        if (m[k] === undefined) ctx.addIssue({ code: "custom", path: [k], message: "required for a pretrained panel member (one without lm or remote)" });
+        if (m[k] === undefined)
+          ctx.addIssue({
+            code: "custom",
+            path: [k],
+            message: "required for a pretrained panel member (one without lm or remote)",
+          });
     }
   });
 
@@ -191,9 +238,21 @@ const COMMON = {
 };
 
 /** One variant per registered benchmark: its id, its `world` and `corpus` sections and the common ones. */
-function variant<Id extends BenchmarkId, W, C extends { dialogues: number }>(id: Id, m: BenchmarkModule<W, C>) {
+function variant<Id extends BenchmarkId, W, C extends { dialogues: number }>(
+  id: Id,
+  m: BenchmarkModule<W, C>,
+) {
   const { version, seeds, seedBase, conditions, ...rest } = COMMON;
-  return z.strictObject({ version, benchmark: z.literal(id), seeds, seedBase, conditions, world: m.worldSchema, corpus: m.corpusSchema, ...rest });
+  return z.strictObject({
+    version,
+    benchmark: z.literal(id),
+    seeds,
+    seedBase,
+    conditions,
+    world: m.worldSchema,
+    corpus: m.corpusSchema,
+    ...rest,
+  });
 }
 
 export const ExperimentConfigSchema = z.discriminatedUnion("benchmark", [

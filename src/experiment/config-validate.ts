@@ -18,9 +18,12 @@ export function validateConfig(input: unknown): ExperimentConfig {
     const lines = r.error.issues.flatMap((i) => {
       const at = (path: PropertyKey[]) => (path.length ? path.map(String).join(".") : "(root)");
       // name each unknown key by its full path (zod reports the parent)
-      if (i.code === "unrecognized_keys") return i.keys.map((k) => `${at([...i.path, k])}: unknown key`);
+      if (i.code === "unrecognized_keys")
+        return i.keys.map((k) => `${at([...i.path, k])}: unknown key`);
       if (i.path.length === 1 && i.path[0] === "benchmark")
-        return [`benchmark: unknown benchmark ${JSON.stringify((input as { benchmark?: unknown })?.benchmark)}; benchmarks: ${BENCHMARK_IDS.join(", ")}`];
+        return [
+          `benchmark: unknown benchmark ${JSON.stringify((input as { benchmark?: unknown })?.benchmark)}; benchmarks: ${BENCHMARK_IDS.join(", ")}`,
+        ];
       return [`${at(i.path)}: ${i.message}`];
     });
     throw new ConfigError(`invalid experiment config — ${lines.join("; ")}`);
@@ -54,8 +57,13 @@ interface Family {
 }
 
 function sameFamily(a: Family, b: Family): boolean {
-  const close = (x: number, y: number) => Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x), Math.abs(y));
-  return close(a.gamma, b.gamma) && close(a.corpusScale, b.corpusScale) && a.prior.every((p, i) => close(p, b.prior[i]));
+  const close = (x: number, y: number) =>
+    Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x), Math.abs(y));
+  return (
+    close(a.gamma, b.gamma) &&
+    close(a.corpusScale, b.corpusScale) &&
+    a.prior.every((p, i) => close(p, b.prior[i]))
+  );
 }
 
 /**
@@ -78,25 +86,44 @@ function ensembleProblems(c: ExperimentConfig): string[] {
   const humans = benchmarkFor(c).humans.types.map((t) => t.prior);
   const familyOf = (m: { prior?: number[]; corpusScale: number; gamma: number }): Family => {
     const total = m.prior?.reduce((a, b) => a + b, 0) ?? 1;
-    return { prior: m.prior ? m.prior.map((w) => w / total) : humans, corpusScale: m.corpusScale, gamma: m.gamma };
+    return {
+      prior: m.prior ? m.prior.map((w) => w / total) : humans,
+      corpusScale: m.corpusScale,
+      gamma: m.gamma,
+    };
   };
   const network = c.panel.flatMap((p) =>
-    p.gamma !== undefined && p.corpusScale !== undefined && p.seedOffset !== undefined ? [{ ...p, gamma: p.gamma, corpusScale: p.corpusScale, seedOffset: p.seedOffset }] : [],
+    p.gamma !== undefined && p.corpusScale !== undefined && p.seedOffset !== undefined
+      ? [{ ...p, gamma: p.gamma, corpusScale: p.corpusScale, seedOffset: p.seedOffset }]
+      : [],
   );
   const single = familyOf({ corpusScale: 1, gamma: c.simulator.gamma });
   members.forEach((m, i) => {
     const at = `ensemble.members[${i}]`;
     const f = familyOf(m);
-    if (sameFamily(f, single)) out.push(`${at}: the same family as the single simulator's (the humans' type mixture, corpus 1 ×, γ = simulator.gamma), which is already the ensemble's first member`);
-    for (const p of network) if (sameFamily(f, familyOf(p))) out.push(`${at}: the same family as panel member ${p.name}`);
+    if (sameFamily(f, single))
+      out.push(
+        `${at}: the same family as the single simulator's (the humans' type mixture, corpus 1 ×, γ = simulator.gamma), which is already the ensemble's first member`,
+      );
+    for (const p of network)
+      if (sameFamily(f, familyOf(p))) out.push(`${at}: the same family as panel member ${p.name}`);
     for (const [j, o] of members.slice(0, i).entries()) {
-      if (sameFamily(f, familyOf(o))) out.push(`${at}: the same family as ensemble.members[${j}] (${o.name})`);
-      if (o.seedOffset === m.seedOffset) out.push(`${at}.seedOffset: ${m.seedOffset} is also ensemble.members[${j}]'s; each family pretrains from its own`);
-      if (o.name === m.name) out.push(`${at}.name: ${JSON.stringify(m.name)} is also ensemble.members[${j}]'s`);
+      if (sameFamily(f, familyOf(o)))
+        out.push(`${at}: the same family as ensemble.members[${j}] (${o.name})`);
+      if (o.seedOffset === m.seedOffset)
+        out.push(
+          `${at}.seedOffset: ${m.seedOffset} is also ensemble.members[${j}]'s; each family pretrains from its own`,
+        );
+      if (o.name === m.name)
+        out.push(`${at}.name: ${JSON.stringify(m.name)} is also ensemble.members[${j}]'s`);
     }
     for (const p of c.panel) {
-      if (p.seedOffset === m.seedOffset) out.push(`${at}.seedOffset: ${m.seedOffset} is also panel member ${p.name}'s; each family pretrains from its own`);
-      if (p.name === m.name) out.push(`${at}.name: ${JSON.stringify(m.name)} is also a panel member's`);
+      if (p.seedOffset === m.seedOffset)
+        out.push(
+          `${at}.seedOffset: ${m.seedOffset} is also panel member ${p.name}'s; each family pretrains from its own`,
+        );
+      if (p.name === m.name)
+        out.push(`${at}.name: ${JSON.stringify(m.name)} is also a panel member's`);
     }
   });
   return out;

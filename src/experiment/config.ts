@@ -6,7 +6,13 @@
 // ConfigError), config-set.ts (merge and `--set`), config-defaults.ts (the default configs).
 import type { ExperimentConfig } from "./config-schema";
 
-export { CONDITIONS, type ConditionId, type EnsembleMemberConfig, type ExperimentConfig, type PanelMemberConfig } from "./config-schema";
+export {
+  CONDITIONS,
+  type ConditionId,
+  type EnsembleMemberConfig,
+  type ExperimentConfig,
+  type PanelMemberConfig,
+} from "./config-schema";
 export { ConfigError, validateConfig } from "./config-validate";
 export { applySet, merge } from "./config-set";
 export { DEFAULT_CONFIG, defaultConfig } from "./config-defaults";

@@ -12,7 +12,15 @@ import { benchmarkFor, benchmarkModule } from "../benchmarks/registry";
 import type { Benchmark, Dialogue, ProbeState, Speaker } from "../benchmarks/types";
 import type { EngineBackend, EngineModel } from "../engine/backend";
 import { Rng } from "../engine/random";
-import { attemptEstimate, gammaMLE, scopeGamma, top1Gamma, zipfGamma, entropyRatioGamma, type GammaContext } from "../metrics/gamma";
+import {
+  attemptEstimate,
+  gammaMLE,
+  scopeGamma,
+  top1Gamma,
+  zipfGamma,
+  entropyRatioGamma,
+  type GammaContext,
+} from "../metrics/gamma";
 import { klDivergence, modeCoverage, unionCoverage } from "../metrics/diversity";
 import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive, Humans, type UserSimulator } from "../simulators/simulator";
@@ -82,14 +90,22 @@ export interface AdaptiveProbe {
 }
 
 /** Plays `persuader` with humans and with `sim` (n dialogues each, in lockstep batches). */
-export async function adaptiveProbe(bench: Benchmark, persuader: (d: Dialogue) => number, sim: UserSimulator, n: number, rng: Rng): Promise<Omit<AdaptiveProbe, "persuader">> {
+export async function adaptiveProbe(
+  bench: Benchmark,
+  persuader: (d: Dialogue) => number,
+  sim: UserSimulator,
+  n: number,
+  rng: Rng,
+): Promise<Omit<AdaptiveProbe, "persuader">> {
   const V = bench.acts.length;
   const humans = new Humans(bench);
   const oracle = new BayesPredictive(bench);
   const kl = { talk: 0, talkN: 0, decision: 0, decisionN: 0 };
   const playAll = async (opponent: "humans" | "sim") => {
     const personas = humans.personas(n, rng);
-    const dialogues: Dialogue[] = personas.map((p) => (p.hidden ? { card: p.card, acts: [], hidden: p.hidden } : { card: p.card, acts: [] }));
+    const dialogues: Dialogue[] = personas.map((p) =>
+      p.hidden ? { card: p.card, acts: [], hidden: p.hidden } : { card: p.card, acts: [] },
+    );
     for (;;) {
       const live = dialogues.flatMap((d, b) => (bench.turn(d) === "done" ? [] : [b]));
       if (live.length === 0) break;
@@ -121,14 +137,22 @@ export async function adaptiveProbe(bench: Benchmark, persuader: (d: Dialogue) =
         );
         users.forEach((b, j) => dialogues[b].acts.push(r[j]));
       } else {
-        users.forEach((b, j) => dialogues[b].acts.push(rng.categorical(q.subarray(j * V, (j + 1) * V))));
+        users.forEach((b, j) =>
+          dialogues[b].acts.push(rng.categorical(q.subarray(j * V, (j + 1) * V))),
+        );
       }
     }
     return dialogues.filter((d) => bench.success(d)).length / n;
   };
   const humanSuccess = await playAll("humans");
   const referenceSuccess = await playAll("sim");
-  return { dialogues: n, humanSuccess, referenceSuccess, klTalk: kl.talk / Math.max(1, kl.talkN), klDecision: kl.decisionN ? kl.decision / kl.decisionN : null };
+  return {
+    dialogues: n,
+    humanSuccess,
+    referenceSuccess,
+    klTalk: kl.talk / Math.max(1, kl.talkN),
+    klDecision: kl.decisionN ? kl.decision / kl.decisionN : null,
+  };
 }
 
 /**
@@ -151,7 +175,11 @@ function neutralCard(bench: Benchmark): number[] {
 const round4 = (x: number) => Number(x.toPrecision(4));
 
 /** Reply tables at the benchmark's probe states for the given simulators (states whose acts the benchmark lacks, or that are not at the user's turn, are skipped). */
-export async function replyTables(bench: Benchmark, probes: ProbeState[], sims: { sim: UserSimulator; role: SimulatorDiagnostics["role"] }[]): Promise<ReplyTable[]> {
+export async function replyTables(
+  bench: Benchmark,
+  probes: ProbeState[],
+  sims: { sim: UserSimulator; role: SimulatorDiagnostics["role"] }[],
+): Promise<ReplyTable[]> {
   const index = new Map(bench.acts.map((a, i) => [a.name, i]));
   const card = neutralCard(bench);
   const cardText = card.map((c) => bench.acts[c].templates[0]).join(", ");
@@ -165,7 +193,8 @@ export async function replyTables(bench: Benchmark, probes: ProbeState[], sims: 
   const V = bench.acts.length;
   const oracle = await new BayesPredictive(bench).distribution(dialogues);
   const dists: { name: string; role: SimulatorDiagnostics["role"]; p: Float64Array }[] = [];
-  for (const { sim, role } of sims) dists.push({ name: sim.name, role, p: await sim.distribution(dialogues, []) });
+  for (const { sim, role } of sims)
+    dists.push({ name: sim.name, role, p: await sim.distribution(dialogues, []) });
   return states.map((s, j) => {
     const allowed = allowedOf(bench, s.d);
     const row = (p: ArrayLike<number>, off = 0) => allowed.map((a) => round4(p[off + a]));
@@ -180,7 +209,11 @@ export async function replyTables(bench: Benchmark, probes: ProbeState[], sims: 
       rows: [
         { name: "Bayes predictive (humans)", role: "bayes" as const, probs: row(oracle, j * V) },
         ...dists.map((x) => ({ name: x.name, role: x.role, probs: row(x.p, j * V) })),
-        ...bench.humans.types.map((t, z) => ({ name: `humans: ${t.name}`, role: "type" as const, probs: row(bench.humans.replyProbs(z, s.d)) })),
+        ...bench.humans.types.map((t, z) => ({
+          name: `humans: ${t.name}`,
+          role: "type" as const,
+          probs: row(bench.humans.replyProbs(z, s.d)),
+        })),
       ],
     };
   });
@@ -191,7 +224,14 @@ interface Samples {
   contexts: Map<string, { d: Dialogue; counts: Map<number, number> }>; // user-turn states and the replies drawn there
 }
 
-async function sample(bench: Benchmark, policy: EngineModel, sim: UserSimulator, n: number, rng: Rng, cap: number): Promise<Samples> {
+async function sample(
+  bench: Benchmark,
+  policy: EngineModel,
+  sim: UserSimulator,
+  n: number,
+  rng: Rng,
+  cap: number,
+): Promise<Samples> {
   const { played } = await evaluate(bench, policy, sim, n, rng, 1, cap);
   const contexts: Samples["contexts"] = new Map();
   for (const d of played.dialogues) {
@@ -215,7 +255,15 @@ function allowedOf(bench: Benchmark, d: Dialogue): number[] {
 async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator | null) {
   const states = [...s.contexts.values()];
   const unavailable: string[] = [];
-  if (!reference) return { gammaMLE: null, scope: attemptEstimate("SCOPE's estimators", unavailable, () => scopeEstimates(bench, states)), referenceAware: null, unavailable };
+  if (!reference)
+    return {
+      gammaMLE: null,
+      scope: attemptEstimate("SCOPE's estimators", unavailable, () =>
+        scopeEstimates(bench, states),
+      ),
+      referenceAware: null,
+      unavailable,
+    };
   const ref = await reference.distribution(
     states.map((c) => c.d),
     undefined,
@@ -245,9 +293,21 @@ async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator 
     referenceAware:
       aware.length > 0
         ? {
-            zipf: attemptEstimate("reference-aware Zipf", unavailable, () => zipfGamma(aware).gamma),
-            top1: attemptEstimate("reference-aware top-1", unavailable, () => top1Gamma(aware).gamma),
-            entropyRatio: attemptEstimate("reference-aware entropy ratio", unavailable, () => entropyRatioGamma(aware).gamma),
+            zipf: attemptEstimate(
+              "reference-aware Zipf",
+              unavailable,
+              () => zipfGamma(aware).gamma,
+            ),
+            top1: attemptEstimate(
+              "reference-aware top-1",
+              unavailable,
+              () => top1Gamma(aware).gamma,
+            ),
+            entropyRatio: attemptEstimate(
+              "reference-aware entropy ratio",
+              unavailable,
+              () => entropyRatioGamma(aware).gamma,
+            ),
           }
         : null,
     unavailable,
@@ -255,10 +315,22 @@ async function gammaOf(bench: Benchmark, s: Samples, reference: NeuralSimulator 
 }
 
 /** SCOPE's rough estimators over the states with ≥ 5 sampled replies (null when there are none). */
-function scopeEstimates(bench: Benchmark, states: { d: Dialogue; counts: Map<number, number> }[]): SimulatorDiagnostics["scope"] {
-  const scope = states.map((c) => allowedOf(bench, c.d).map((a) => c.counts.get(a) ?? 0)).filter((counts) => counts.reduce((x, y) => x + y, 0) >= 5);
+function scopeEstimates(
+  bench: Benchmark,
+  states: { d: Dialogue; counts: Map<number, number> }[],
+): SimulatorDiagnostics["scope"] {
+  const scope = states
+    .map((c) => allowedOf(bench, c.d).map((a) => c.counts.get(a) ?? 0))
+    .filter((counts) => counts.reduce((x, y) => x + y, 0) >= 5);
   const rough = scope.length > 0 ? scopeGamma(scope) : null;
-  return rough && { zipf: rough.zipf, concentration: rough.concentration, entropy: rough.entropy, mean: rough.mean };
+  return (
+    rough && {
+      zipf: rough.zipf,
+      concentration: rough.concentration,
+      entropy: rough.entropy,
+      mean: rough.mean,
+    }
+  );
 }
 
 async function meanReplyEntropy(bench: Benchmark, s: Samples, sim: UserSimulator): Promise<number> {
@@ -267,11 +339,16 @@ async function meanReplyEntropy(bench: Benchmark, s: Samples, sim: UserSimulator
   const V = bench.acts.length;
   const p = await sim.distribution(states, []);
   let h = 0;
-  for (let j = 0; j < states.length; j++) for (let v = 0; v < V; v++) if (p[j * V + v] > 0) h -= p[j * V + v] * Math.log(p[j * V + v]);
+  for (let j = 0; j < states.length; j++)
+    for (let v = 0; v < V; v++) if (p[j * V + v] > 0) h -= p[j * V + v] * Math.log(p[j * V + v]);
   return h / states.length;
 }
 
-export async function diagnose(backend: EngineBackend, config: ExperimentConfig, pretrained: PretrainedSet): Promise<DiagnosticsReport> {
+export async function diagnose(
+  backend: EngineBackend,
+  config: ExperimentConfig,
+  pretrained: PretrainedSet,
+): Promise<DiagnosticsReport> {
   const bench = benchmarkFor(config);
   const opts = modelOptions(bench, config);
   const rng = Rng.seed(pretrained.seed).fork(300);
@@ -290,7 +367,12 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
     const reference = new NeuralSimulator("reference simulator", bench, refModel, 1, true);
     const aligned = new NeuralSimulator("aligned simulator", bench, refModel, gamma, true);
     const vs = new VerbalizedSampling(bench, aligned, config.vs);
-    const entries: { sim: UserSimulator; role: SimulatorDiagnostics["role"]; trueGamma: number | null; ref: NeuralSimulator | null }[] = [
+    const entries: {
+      sim: UserSimulator;
+      role: SimulatorDiagnostics["role"];
+      trueGamma: number | null;
+      ref: NeuralSimulator | null;
+    }[] = [
       { sim: new Humans(bench), role: "humans", trueGamma: null, ref: null },
       { sim: reference, role: "reference", trueGamma: 1, ref: reference },
       { sim: aligned, role: "aligned", trueGamma: gamma, ref: reference },
@@ -300,7 +382,12 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
     for (const e of pretrained.ensemble.slice(1)) {
       const m = load(e.result.checkpoint);
       const g = e.gamma ?? gamma;
-      entries.push({ sim: new NeuralSimulator(e.name, bench, m, g, true), role: "ensemble", trueGamma: g, ref: new NeuralSimulator("", bench, m, 1, true) });
+      entries.push({
+        sim: new NeuralSimulator(e.name, bench, m, g, true),
+        role: "ensemble",
+        trueGamma: g,
+        ref: new NeuralSimulator("", bench, m, 1, true),
+      });
     }
     lmPanel = await openLmPanel(
       bench,
@@ -310,16 +397,27 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
     );
     for (const p of pretrained.panel) {
       if (!("result" in p)) {
-        entries.push({ sim: lmPanel.simulators.get(p.name)!, role: "panel", trueGamma: null, ref: null });
+        entries.push({
+          sim: lmPanel.simulators.get(p.name)!,
+          role: "panel",
+          trueGamma: null,
+          ref: null,
+        });
         continue;
       }
       const m = load(p.result.checkpoint);
-      entries.push({ sim: new NeuralSimulator(p.name, bench, m, p.gamma, true), role: "panel", trueGamma: p.gamma, ref: new NeuralSimulator("", bench, m, 1, true) });
+      entries.push({
+        sim: new NeuralSimulator(p.name, bench, m, p.gamma, true),
+        role: "panel",
+        trueGamma: p.gamma,
+        ref: new NeuralSimulator("", bench, m, 1, true),
+      });
     }
 
     const cap = opts.capacity;
     const samples = new Map<string, Samples>();
-    for (const e of entries) samples.set(e.sim.name, await sample(bench, policy, e.sim, n, rng.fork(samples.size), cap));
+    for (const e of entries)
+      samples.set(e.sim.name, await sample(bench, policy, e.sim, n, rng.fork(samples.size), cap));
     const modesOf = (name: string) => samples.get(name)!.dialogues.map((d) => bench.mode(d));
     const humanCounts = new Map<string, number>();
     for (const m of modesOf("humans")) humanCounts.set(m, (humanCounts.get(m) ?? 0) + 1);
@@ -328,9 +426,18 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
     // KL of the reference (and the aligned simulator) to the exact Bayes predictive, over human dialogue states
     const oracle = new BayesPredictive(bench);
     const humanStates = [...samples.get("humans")!.contexts.values()].map((c) => c.d);
-    const [bayes, refP, alignedP] = [await oracle.distribution(humanStates), await reference.distribution(humanStates), await aligned.distribution(humanStates)];
+    const [bayes, refP, alignedP] = [
+      await oracle.distribution(humanStates),
+      await reference.distribution(humanStates),
+      await aligned.distribution(humanStates),
+    ];
     const V = bench.acts.length;
-    const meanKL = (q: Float64Array) => humanStates.reduce((s, _, j) => s + klDivergence(bayes.subarray(j * V, (j + 1) * V), q.subarray(j * V, (j + 1) * V)), 0) / humanStates.length;
+    const meanKL = (q: Float64Array) =>
+      humanStates.reduce(
+        (s, _, j) =>
+          s + klDivergence(bayes.subarray(j * V, (j + 1) * V), q.subarray(j * V, (j + 1) * V)),
+        0,
+      ) / humanStates.length;
 
     const simulators: SimulatorDiagnostics[] = [];
     for (const e of entries) {
@@ -350,8 +457,15 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
     }
     const module = benchmarkModule(config.benchmark);
     const adaptive = module.adaptiveProbe?.(bench);
-    const union = (name: string, members: string[]) => ({ name, members, coverage: humanModes.length ? unionCoverage(members.map(modesOf), humanModes).covered : 0 });
-    const ensembleNames = [aligned.name, ...entries.filter((e) => e.role === "ensemble").map((e) => e.sim.name)];
+    const union = (name: string, members: string[]) => ({
+      name,
+      members,
+      coverage: humanModes.length ? unionCoverage(members.map(modesOf), humanModes).covered : 0,
+    });
+    const ensembleNames = [
+      aligned.name,
+      ...entries.filter((e) => e.role === "ensemble").map((e) => e.sim.name),
+    ];
     const panelNames = entries.filter((e) => e.role === "panel").map((e) => e.sim.name);
     return {
       seed: pretrained.seed,
@@ -360,14 +474,24 @@ export async function diagnose(backend: EngineBackend, config: ExperimentConfig,
       referenceKL: meanKL(refP),
       alignedKL: meanKL(alignedP),
       simulators,
-      unions: [union("ensemble (aligned simulators)", ensembleNames), union("held-out panel", panelNames)],
+      unions: [
+        union("ensemble (aligned simulators)", ensembleNames),
+        union("held-out panel", panelNames),
+      ],
       // the co-training pool exists only while its condition trains, so it has no row here
       replyTables: await replyTables(
         bench,
         module.probeStates,
         entries.filter((e) => e.role !== "humans"),
       ),
-      ...(adaptive ? { adaptiveProbe: { persuader: adaptive.description, ...(await adaptiveProbe(bench, (d) => adaptive.act(d), reference, n, rng.fork(9000))) } } : {}),
+      ...(adaptive
+        ? {
+            adaptiveProbe: {
+              persuader: adaptive.description,
+              ...(await adaptiveProbe(bench, (d) => adaptive.act(d), reference, n, rng.fork(9000))),
+            },
+          }
+        : {}),
     };
   } finally {
     for (const m of owned) m.dispose();

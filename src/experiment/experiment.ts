@@ -10,7 +10,14 @@ import { pairedDifference, summarize, type PairedSummary, type Summary } from ".
 import { type ConditionId, type ExperimentConfig, seedsOf } from "./config";
 import type { DiagnosticsReport } from "./diagnostics";
 import { checkLmPanel } from "./lm-simulators";
-import { assemblePretrained, describeJob, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
+import {
+  assemblePretrained,
+  describeJob,
+  pretrainJobs,
+  type PretrainedSet,
+  type PretrainJob,
+  type PretrainResult,
+} from "./pretrain";
 import type { SeedMetrics, UnitProgress } from "./runner";
 import { jobKey, lookUp, type PretrainStore } from "./store";
 import type { Executor } from "./tasks";
@@ -19,9 +26,23 @@ export const REPORT_SCHEMA = "collapse-lab/run-report@1";
 export const VERSION = "0.1.0";
 
 /** Rough relative cost of a condition × seed unit (RL steps of `single` = 1), for scheduling. */
-const UNIT_COST: Record<ConditionId, number> = { base: 0.1, single: 1, ensemble: 1, vs: 1.15, cotrain: 2, population: 2.2 };
+const UNIT_COST: Record<ConditionId, number> = {
+  base: 0.1,
+  single: 1,
+  ensemble: 1,
+  vs: 1.15,
+  cotrain: 2,
+  population: 2.2,
+};
 
-export const SUMMARY_METRICS = ["trainSuccess", "heldoutSuccess", "humanSuccess", "policyEntropy", "humanReward", "distinct2"] as const;
+export const SUMMARY_METRICS = [
+  "trainSuccess",
+  "heldoutSuccess",
+  "humanSuccess",
+  "policyEntropy",
+  "humanReward",
+  "distinct2",
+] as const;
 export type SummaryMetric = (typeof SUMMARY_METRICS)[number];
 
 /** The values each metric can take; its intervals are cut there (stats.ts). */
@@ -62,7 +83,13 @@ export interface RunReport {
   // same benchmark to say how long a live run will take there (absent in older reports)
   // fallback: why and when a run that started on WebGPU moved to wasm (its backend then reads
   // "wasm (started on webgpu)"); tasks that had finished on WebGPU are kept
-  env: { backend: string; parallel: number; versions: Record<string, string>; microBenchmark?: MicroBenchmark; fallback?: string };
+  env: {
+    backend: string;
+    parallel: number;
+    versions: Record<string, string>;
+    microBenchmark?: MicroBenchmark;
+    fallback?: string;
+  };
   world: WorldDescription;
   calibration: Calibration;
   pretraining: PretrainingReport[];
@@ -73,7 +100,13 @@ export interface RunReport {
   diagnosticsErrors?: { seed: number; message: string }[]; // diagnostics that failed (the run's results are kept)
   // diagnosticsMs: wall time from submitting the diagnostics until they finish — they share the
   // workers with training, so it includes waiting for a free worker, not only their own compute
-  timing: { totalMs: number; pretrainMs: number; trainMs: number; diagnosticsMs: number; units?: UnitTiming[] };
+  timing: {
+    totalMs: number;
+    pretrainMs: number;
+    trainMs: number;
+    diagnosticsMs: number;
+    units?: UnitTiming[];
+  };
   // the runs this report was merged from (merge-reports.ts), each on its own seeds; its timing is
   // then their sum. Absent for a report of one run.
   parts?: ReportPart[];
@@ -123,7 +156,13 @@ export interface WorldDescription {
   vocabulary: number;
   types: { name: string; prior: number; description: string }[];
   parameters: unknown; // the population's parameters, as used
-  budgets: { pretrainSteps: { simulator: number; policy: number }; rlSteps: number; rolloutsPerStep: number; corpusDialogues: number; evalEpisodes: number };
+  budgets: {
+    pretrainSteps: { simulator: number; policy: number };
+    rlSteps: number;
+    rolloutsPerStep: number;
+    corpusDialogues: number;
+    evalEpisodes: number;
+  };
   referenceLines?: ReferenceLine[]; // reference agents' success with humans, exact where the world allows (absent from reports recorded before it was added)
 }
 
@@ -133,7 +172,11 @@ export type ExperimentProgress =
   | { phase: "diagnose"; done: number; total: number; detail: string };
 
 function calibration(config: ExperimentConfig): Calibration {
-  return benchmarkModule(config.benchmark).calibration(benchmarkFor(config), config.corpus, Rng.seed(12345));
+  return benchmarkModule(config.benchmark).calibration(
+    benchmarkFor(config),
+    config.corpus,
+    Rng.seed(12345),
+  );
 }
 
 /** A condition's seeds, in seed order, with their means and intervals. */
@@ -162,7 +205,12 @@ export function comparisons(conditions: ConditionReport[]): Comparison[] {
     for (const metric of ["heldoutSuccess", "humanSuccess", "policyEntropy"] as const) {
       const a = c.seeds.map((s) => s[metric]);
       const b = single.seeds.map((s) => s[metric]);
-      out.push({ a: c.id, b: "single", metric, difference: pairedDifference(a, b, 0.95, differenceBounds(metric)) });
+      out.push({
+        a: c.id,
+        b: "single",
+        metric,
+        difference: pairedDifference(a, b, 0.95, differenceBounds(metric)),
+      });
     }
   }
   return out;
@@ -177,7 +225,12 @@ export interface TaskCache {
   put(key: string, value: unknown): Promise<void>;
 }
 
-async function cached<T>(cache: TaskCache | undefined, key: string, compute: () => Promise<T>, onHit?: () => void): Promise<T> {
+async function cached<T>(
+  cache: TaskCache | undefined,
+  key: string,
+  compute: () => Promise<T>,
+  onHit?: () => void,
+): Promise<T> {
   const hit = (await cache?.get(key)) as T | undefined;
   if (hit !== undefined) {
     onHit?.();
@@ -220,9 +273,13 @@ export async function runExperiment(
   await Promise.all(
     jobs.map(async (job) => {
       const what = `seed ${job.seed}: ${describeJob(config, job)}`;
-      const found = store ? await lookUp(store, config, job, opts.backend) : { source: "trained" as const, key: jobKey(config, job, opts.backend) };
-      if (found.source === "trained" && found.unavailable) note(`${found.unavailable}; every model pretrains live`);
-      if (found.source === "trained" && found.problem) note(`${found.problem} — pretraining ${what} live instead`);
+      const found = store
+        ? await lookUp(store, config, job, opts.backend)
+        : { source: "trained" as const, key: jobKey(config, job, opts.backend) };
+      if (found.source === "trained" && found.unavailable)
+        note(`${found.unavailable}; every model pretrains live`);
+      if (found.source === "trained" && found.problem)
+        note(`${found.problem} — pretraining ${what} live instead`);
       const result =
         found.source === "store"
           ? found.result
@@ -234,21 +291,41 @@ export async function runExperiment(
             );
       results.set(job, result);
       const problem = found.source === "trained" ? found.problem : undefined;
-      sources.set(job, { model: describeJob(config, job), key: found.key, source: found.source, ...(problem ? { problem } : {}) });
-      opts.onProgress?.({ phase: "pretrain", done: ++done, total: jobs.length, detail: found.source === "store" ? `${what} (from the store)` : what, source: found.source });
+      sources.set(job, {
+        model: describeJob(config, job),
+        key: found.key,
+        source: found.source,
+        ...(problem ? { problem } : {}),
+      });
+      opts.onProgress?.({
+        phase: "pretrain",
+        done: ++done,
+        total: jobs.length,
+        detail: found.source === "store" ? `${what} (from the store)` : what,
+        source: found.source,
+      });
     }),
   );
   const loaded = [...sources.values()].filter((s) => s.source === "store").length;
-  const storeReport: StoreReport = { location: store?.location ?? null, loaded, trained: jobs.length - loaded, messages };
+  const storeReport: StoreReport = {
+    location: store?.location ?? null,
+    loaded,
+    trained: jobs.length - loaded,
+    messages,
+  };
   const live = jobs.length - loaded - resumed;
   if (store)
     opts.onNote?.(
       `pretraining: ${loaded} of ${jobs.length} models from the store (${store.location})${resumed ? `, ${resumed} from the run's earlier sittings` : ""}${live ? `, ${live} pretrained live` : ""}`,
     );
-  const pretrained = new Map<number, PretrainedSet>(seeds.map((s) => [s, assemblePretrained(config, s, results)]));
+  const pretrained = new Map<number, PretrainedSet>(
+    seeds.map((s) => [s, assemblePretrained(config, s, results)]),
+  );
   const tPretrain = performance.now();
 
-  const units = config.conditions.flatMap((condition) => seeds.map((seed) => ({ condition, seed })));
+  const units = config.conditions.flatMap((condition) =>
+    seeds.map((seed) => ({ condition, seed })),
+  );
   const diagSeeds = seeds.slice(0, config.eval.diagnosticSeeds);
   let trained = 0;
   let diagnosed = 0;
@@ -262,12 +339,19 @@ export async function runExperiment(
       diagSeeds.map(async (seed) => {
         const t = performance.now();
         // a diagnostic that fails is reported (once the units have finished too); it never costs the run its trained conditions
-        const d = await cached(cache, `diagnose:${seed}`, () => executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! })).catch((e: unknown) => {
+        const d = await cached(cache, `diagnose:${seed}`, () =>
+          executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! }),
+        ).catch((e: unknown) => {
           diagnosticsErrors.push({ seed, message: (e as Error).message });
           return null;
         });
         diagMs += performance.now() - t;
-        opts.onProgress?.({ phase: "diagnose", done: ++diagnosed, total: diagSeeds.length, detail: `seed ${seed}` });
+        opts.onProgress?.({
+          phase: "diagnose",
+          done: ++diagnosed,
+          total: diagSeeds.length,
+          detail: `seed ${seed}`,
+        });
         return d;
       }),
     ),
@@ -276,7 +360,11 @@ export async function runExperiment(
         .sort((a, b) => UNIT_COST[b.condition] - UNIT_COST[a.condition])
         .map(async ({ condition, seed }) => {
           let m = await cached(cache, `unit:${condition}:${seed}`, () =>
-            executor.run({ kind: "unit", config, pretrained: pretrained.get(seed)!, condition }, (unit) => opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit })),
+            executor.run(
+              { kind: "unit", config, pretrained: pretrained.get(seed)!, condition },
+              (unit) =>
+                opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit }),
+            ),
           );
           trained++;
           // timings vary run to run; the report keeps them apart from the metrics, which do not
@@ -285,12 +373,20 @@ export async function runExperiment(
           if (finalPolicy) opts.onPolicy?.(condition, seed, finalPolicy);
           m = metricsOnly;
           const last = m.curve[m.curve.length - 1];
-          opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit: { condition, seed, step: last?.step ?? 0, steps: last?.step ?? 0, point: last } });
+          opts.onProgress?.({
+            phase: "train",
+            done: trained,
+            total: units.length,
+            unit: { condition, seed, step: last?.step ?? 0, steps: last?.step ?? 0, point: last },
+          });
           return { condition, m };
         }),
     ),
   ]);
-  for (const e of diagnosticsErrors) opts.onNote?.(`the simulator diagnostics of seed ${e.seed} failed (${e.message}); every condition's results are kept`);
+  for (const e of diagnosticsErrors)
+    opts.onNote?.(
+      `the simulator diagnostics of seed ${e.seed} failed (${e.message}); every condition's results are kept`,
+    );
 
   const conditions = config.conditions.map((id) =>
     conditionReport(
@@ -307,14 +403,22 @@ export async function runExperiment(
     schema: REPORT_SCHEMA,
     preset: opts.preset ?? null,
     config,
-    env: { backend: opts.backend, parallel: executor.parallelism, versions: { "collapse-lab": VERSION, "@jax-js/jax": "0.1.25" }, microBenchmark: opts.microBenchmark },
+    env: {
+      backend: opts.backend,
+      parallel: executor.parallelism,
+      versions: { "collapse-lab": VERSION, "@jax-js/jax": "0.1.25" },
+      microBenchmark: opts.microBenchmark,
+    },
     world: {
       benchmark: bench.title,
       vocabulary: bench.acts.length,
       types: bench.humans.types,
       parameters: module.parameters(bench),
       budgets: {
-        pretrainSteps: { simulator: config.simulator.pretrain.steps, policy: config.policy.pretrain.steps },
+        pretrainSteps: {
+          simulator: config.simulator.pretrain.steps,
+          policy: config.policy.pretrain.steps,
+        },
         rlSteps: config.rl.steps,
         rolloutsPerStep: config.rl.prompts * config.rl.groupSize,
         corpusDialogues: config.corpus.dialogues,
@@ -334,6 +438,12 @@ export async function runExperiment(
     comparisons: comparisons(conditions),
     simulators: diagnostics.filter((d) => d !== null),
     ...(diagnosticsErrors.length ? { diagnosticsErrors } : {}),
-    timing: { totalMs: total, pretrainMs: tPretrain - t0, trainMs: tTrained - tPretrain, diagnosticsMs: diagMs, units: unitTimings },
+    timing: {
+      totalMs: total,
+      pretrainMs: tPretrain - t0,
+      trainMs: tTrained - tPretrain,
+      diagnosticsMs: diagMs,
+      units: unitTimings,
+    },
   };
 }

@@ -30,12 +30,23 @@ export type PanelRemoteConfig = NonNullable<PanelMemberConfig["remote"]>;
 
 /** A remote member's client: its own (its request counts are its own), with the key for its base URL. */
 function remoteClient(r: PanelRemoteConfig): RemoteClient {
-  return new RemoteClient({ baseUrl: r.baseUrl, apiKey: apiKeyFor(r.baseUrl, r.apiKeyEnv), timeoutMs: r.timeoutMs, retries: r.retries });
+  return new RemoteClient({
+    baseUrl: r.baseUrl,
+    apiKey: apiKeyFor(r.baseUrl, r.apiKeyEnv),
+    timeoutMs: r.timeoutMs,
+    retries: r.retries,
+  });
 }
 
 /** A remote model as a simulator (a panel member, or a training simulator of single, ensemble or vs). */
-export function remoteSimulator(bench: Benchmark, config: ExperimentConfig, name: string, r: PanelRemoteConfig): RemoteSimulator {
-  const vs = r.mode === "vs" ? { k: r.k ?? config.vs.k, selection: r.selection ?? config.vs.selection } : {};
+export function remoteSimulator(
+  bench: Benchmark,
+  config: ExperimentConfig,
+  name: string,
+  r: PanelRemoteConfig,
+): RemoteSimulator {
+  const vs =
+    r.mode === "vs" ? { k: r.k ?? config.vs.k, selection: r.selection ?? config.vs.selection } : {};
   return new RemoteSimulator(bench, remoteClient(r), {
     name,
     model: r.model,
@@ -53,14 +64,23 @@ export function remoteSimulator(bench: Benchmark, config: ExperimentConfig, name
 function remoteModels(config: ExperimentConfig): { name: string; remote: PanelRemoteConfig }[] {
   const t = config.simulator.remote;
   return [
-    ...config.panel.flatMap((m) => (m.remote ? [{ name: `panel member ${m.name}`, remote: m.remote }] : [])),
+    ...config.panel.flatMap((m) =>
+      m.remote ? [{ name: `panel member ${m.name}`, remote: m.remote }] : [],
+    ),
     ...(t?.single ? [{ name: "single's training simulator", remote: t.single }] : []),
-    ...(t?.ensemble ?? []).map((remote, i) => ({ name: `ensemble's training simulator ${i + 1}`, remote })),
+    ...(t?.ensemble ?? []).map((remote, i) => ({
+      name: `ensemble's training simulator ${i + 1}`,
+      remote,
+    })),
     ...(t?.vs ? [{ name: "vs's training simulator", remote: t.vs }] : []),
   ];
 }
 
-const IS_NODE = typeof process !== "undefined" && !!process.versions?.node && typeof window === "undefined" && typeof self === "undefined";
+const IS_NODE =
+  typeof process !== "undefined" &&
+  !!process.versions?.node &&
+  typeof window === "undefined" &&
+  typeof self === "undefined";
 
 /** A path (a local folder), not a hub id: "owner/name" ids never start with / . ~ or a drive. */
 export function isLocalModel(model: string): boolean {
@@ -83,12 +103,22 @@ export function modelFolder(model: string): string {
 }
 
 /** What LanguageModel.load needs: the backend's ModelSource, as plain data. */
-export function modelSource(lm: PanelLmConfig): { id: string; localModelPath?: string; allowRemote: boolean; dtype?: PanelLmConfig["dtype"] } {
+export function modelSource(lm: PanelLmConfig): {
+  id: string;
+  localModelPath?: string;
+  allowRemote: boolean;
+  dtype?: PanelLmConfig["dtype"];
+} {
   const dtype = lm.dtype ? { dtype: lm.dtype } : {};
   if (!isLocalModel(lm.model)) return { id: lm.model, allowRemote: true, ...dtype };
   const folder = modelFolder(lm.model);
   const cut = folder.lastIndexOf("/");
-  return { id: folder.slice(cut + 1), localModelPath: folder.slice(0, cut + 1) || "/", allowRemote: false, ...dtype };
+  return {
+    id: folder.slice(cut + 1),
+    localModelPath: folder.slice(0, cut + 1) || "/",
+    allowRemote: false,
+    ...dtype,
+  };
 }
 
 function memberError(name: string, e: unknown): Error {
@@ -102,12 +132,21 @@ type ScoreCache = Map<string, Promise<ContinuationScore[]>>;
  * Fails fast, before any pretraining, when a local LM member's folder or its config.json is missing:
  * "panel member X: model not found at /path (…)". Hub ids are not checked here (that would download).
  */
-export async function checkLmPanel(config: ExperimentConfig, onNote?: (message: string) => void): Promise<void> {
+export async function checkLmPanel(
+  config: ExperimentConfig,
+  onNote?: (message: string) => void,
+): Promise<void> {
   // remote models are probed once, before pretraining: an unreachable server, a refused key or an unknown model fails now
   for (const { name, remote: r } of remoteModels(config)) {
     const bench = benchmarkFor(config);
-    const model = r.mode === "vs" && (r.protocol ?? "acts") === "acts" && !r.model.endsWith(":vs") ? `${r.model}:vs` : r.model;
-    const example = (r.protocol ?? "acts") === "acts" ? { messages: dialogueMessages(bench, exampleDialogue(bench, "user"), "user") } : {};
+    const model =
+      r.mode === "vs" && (r.protocol ?? "acts") === "acts" && !r.model.endsWith(":vs")
+        ? `${r.model}:vs`
+        : r.model;
+    const example =
+      (r.protocol ?? "acts") === "acts"
+        ? { messages: dialogueMessages(bench, exampleDialogue(bench, "user"), "user") }
+        : {};
     const caps = await remoteClient({ ...r, retries: Math.min(r.retries ?? 2, 2) })
       .probe(model, example)
       .catch((e: unknown) => {
@@ -118,7 +157,10 @@ export async function checkLmPanel(config: ExperimentConfig, onNote?: (message: 
   for (const m of config.panel) {
     if (!m.lm || !isLocalModel(m.lm.model)) continue;
     const folder = modelFolder(m.lm.model);
-    const missing = (why: string) => new Error(`panel member ${m.name}: model not found at ${folder} (${why}); give the folder of a Hugging Face model: config.json, tokenizer files, onnx/model.onnx`);
+    const missing = (why: string) =>
+      new Error(
+        `panel member ${m.name}: model not found at ${folder} (${why}); give the folder of a Hugging Face model: config.json, tokenizer files, onnx/model.onnx`,
+      );
     if (IS_NODE) {
       const { stat } = await import(/* @vite-ignore */ "node:fs/promises");
       const isDir = await stat(folder).then(
@@ -161,7 +203,12 @@ type OpenMember = { name: string; lm: PanelLmConfig } | { name: string; remote: 
  * The simulators' randomness comes only from the Rng the rollouts pass in, so the numbers are a
  * function of config + seed + backend.
  */
-export async function openLmPanel(bench: Benchmark, config: ExperimentConfig, all: OpenMember[], engine: BackendName): Promise<LmPanel> {
+export async function openLmPanel(
+  bench: Benchmark,
+  config: ExperimentConfig,
+  all: OpenMember[],
+  engine: BackendName,
+): Promise<LmPanel> {
   const simulators = new Map<string, UserSimulator>();
   const remotes: RemoteSimulator[] = [];
   for (const m of all) {
@@ -174,7 +221,10 @@ export async function openLmPanel(bench: Benchmark, config: ExperimentConfig, al
   const members = all.flatMap((m) => ("lm" in m ? [m] : []));
   if (members.length === 0) return { simulators, remoteStats, dispose: async () => {} };
   const { TransformersLanguageModel: Lm } = await import("../lm/backend");
-  const loaded = new Map<string, { model: Promise<TransformersLanguageModel>; scores: ScoreCache }>();
+  const loaded = new Map<
+    string,
+    { model: Promise<TransformersLanguageModel>; scores: ScoreCache }
+  >();
   const dispose = async () => {
     const models = await Promise.allSettled([...loaded.values()].map((l) => l.model));
     for (const m of models) if (m.status === "fulfilled") await m.value.dispose();
@@ -183,7 +233,11 @@ export async function openLmPanel(bench: Benchmark, config: ExperimentConfig, al
     for (const { name, lm } of members) {
       const src = modelSource(lm);
       const key = JSON.stringify(src);
-      if (!loaded.has(key)) loaded.set(key, { model: Lm.load(src, { device: engine === "webgpu" ? "auto" : "wasm" }), scores: new Map() });
+      if (!loaded.has(key))
+        loaded.set(key, {
+          model: Lm.load(src, { device: engine === "webgpu" ? "auto" : "wasm" }),
+          scores: new Map(),
+        });
       const { model: loading, scores } = loaded.get(key)!;
       const model = await loading.catch((e: unknown) => {
         throw memberError(name, e);
@@ -199,8 +253,25 @@ export async function openLmPanel(bench: Benchmark, config: ExperimentConfig, al
           return hit.catch((e: unknown) => Promise.reject(memberError(name, e)));
         },
       };
-      const vs = lm.mode === "vs" ? { k: lm.k ?? config.vs.k, selection: lm.selection ?? config.vs.selection, exponent: lm.exponent ?? 1 } : {};
-      simulators.set(name, new LmSimulator(bench, named, { name, mode: lm.mode, temperature: lm.temperature, lengthNormalise: lm.lengthNormalise, promptStyle: lm.promptStyle, ...vs }));
+      const vs =
+        lm.mode === "vs"
+          ? {
+              k: lm.k ?? config.vs.k,
+              selection: lm.selection ?? config.vs.selection,
+              exponent: lm.exponent ?? 1,
+            }
+          : {};
+      simulators.set(
+        name,
+        new LmSimulator(bench, named, {
+          name,
+          mode: lm.mode,
+          temperature: lm.temperature,
+          lengthNormalise: lm.lengthNormalise,
+          promptStyle: lm.promptStyle,
+          ...vs,
+        }),
+      );
     }
   } catch (e) {
     await dispose();

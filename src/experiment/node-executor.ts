@@ -26,17 +26,27 @@ export class NodeWorkerExecutor implements Executor {
     opts: { decoding?: DecodingMode } = {}, // `full`: no incremental decoding (for benchmarks)
   ) {
     for (let i = 0; i < parallelism; i++) {
-      const w = new Worker(new URL("./node-worker.mjs", import.meta.url), { workerData: { backend, decoding: opts.decoding } });
-      w.on("message", (msg: { type: "progress"; progress: UnitProgress } | { type: "done"; result: unknown } | { type: "error"; message: string }) => {
-        const p = this.#running.get(w);
-        if (!p) return;
-        if (msg.type === "progress") return p.onProgress?.(msg.progress);
-        this.#running.delete(w);
-        if (msg.type === "done") p.resolve(msg.result);
-        else p.reject(new Error(msg.message));
-        this.#idle.push(w);
-        this.#pump();
+      const w = new Worker(new URL("./node-worker.mjs", import.meta.url), {
+        workerData: { backend, decoding: opts.decoding },
       });
+      w.on(
+        "message",
+        (
+          msg:
+            | { type: "progress"; progress: UnitProgress }
+            | { type: "done"; result: unknown }
+            | { type: "error"; message: string },
+        ) => {
+          const p = this.#running.get(w);
+          if (!p) return;
+          if (msg.type === "progress") return p.onProgress?.(msg.progress);
+          this.#running.delete(w);
+          if (msg.type === "done") p.resolve(msg.result);
+          else p.reject(new Error(msg.message));
+          this.#idle.push(w);
+          this.#pump();
+        },
+      );
       w.on("error", (e) => {
         const p = this.#running.get(w);
         this.#running.delete(w);

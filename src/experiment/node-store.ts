@@ -1,7 +1,15 @@
 // The store of pretrained models on the file system (Node): the reader the CLI uses by default,
 // and the writer behind `collapse-lab store` (scripts/store-pretrained.sh), which pretrains the
 // presets' own jobs on an executor and keeps one file per job plus index.json in the folder.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,11 +17,24 @@ import lockfile from "proper-lockfile";
 import { seedsOf, validateConfig, type ExperimentConfig } from "./config";
 import { presetConfig } from "./presets";
 import { describeJob, pretrainJobs, type PretrainJob } from "./pretrain";
-import { decodeStored, encodeStored, expectedShape, fileStore, INDEX_FORMAT, indexEntry, jobKey, parseIndex, type PretrainStore, type StoreIndex } from "./store";
+import {
+  decodeStored,
+  encodeStored,
+  expectedShape,
+  fileStore,
+  INDEX_FORMAT,
+  indexEntry,
+  jobKey,
+  parseIndex,
+  type PretrainStore,
+  type StoreIndex,
+} from "./store";
 import type { Executor } from "./tasks";
 
 /** The repository's store, which the app serves as `pretrained/` (Vite serves public/ at the base). */
-export const STORE_DIR = fileURLToPath(new URL("../../public/pretrained/", import.meta.url)).replace(/\/$/, "");
+export const STORE_DIR = fileURLToPath(
+  new URL("../../public/pretrained/", import.meta.url),
+).replace(/\/$/, "");
 
 /** A path for messages: relative to the working folder when inside it. */
 const shown = (path: string) => {
@@ -40,9 +61,16 @@ export interface StoreRequest {
 }
 
 /** The jobs of a preset's own seeds, or of other seeds (those a run with `--seeds`/`--seed-base` pretrains). */
-export function presetRequests(preset: string, seeds: { seeds?: number; seedBase?: number } = {}): StoreRequest[] {
+export function presetRequests(
+  preset: string,
+  seeds: { seeds?: number; seedBase?: number } = {},
+): StoreRequest[] {
   const own = presetConfig(preset);
-  const config = validateConfig({ ...own, seeds: seeds.seeds ?? own.seeds, seedBase: seeds.seedBase ?? own.seedBase });
+  const config = validateConfig({
+    ...own,
+    seeds: seeds.seeds ?? own.seeds,
+    seedBase: seeds.seedBase ?? own.seedBase,
+  });
   const jobs = seedsOf(config).flatMap((s) => pretrainJobs(config, s));
   return jobs.map((job) => ({ preset, config, job }));
 }
@@ -70,7 +98,10 @@ function lockStore(dir: string, log: (s: string) => void): () => void {
     return lockfile.lockSync(dir, {
       lockfilePath,
       stale: LOCK_STALE_MS,
-      onCompromised: (e) => log(`the store's lock ${shown(lockfilePath)} was lost (${e.message}); another writer may now overwrite index.json`),
+      onCompromised: (e) =>
+        log(
+          `the store's lock ${shown(lockfilePath)} was lost (${e.message}); another writer may now overwrite index.json`,
+        ),
     });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ELOCKED") throw e;
@@ -98,7 +129,10 @@ function writeIndex(dir: string, index: StoreIndex): void {
     .sort()
     .map((k) => `  ${JSON.stringify(k)}: ${JSON.stringify(index.models[k])}`);
   const tmp = join(dir, "index.json.tmp");
-  writeFileSync(tmp, `{\n "format": ${JSON.stringify(index.format)},\n "models": {\n${lines.join(",\n")}\n }\n}\n`);
+  writeFileSync(
+    tmp,
+    `{\n "format": ${JSON.stringify(index.format)},\n "models": {\n${lines.join(",\n")}\n }\n}\n`,
+  );
   renameSync(tmp, join(dir, "index.json")); // never a half-written index
 }
 
@@ -108,7 +142,13 @@ function writeIndex(dir: string, index: StoreIndex): void {
  * several presets share are pretrained once. Re-runnable: stored jobs are checked and kept. One
  * writer at a time: while one holds the folder's lock, another is refused (StoreLockedError).
  */
-export async function fillStore(dir: string, requests: StoreRequest[], executor: Executor, backend: string, log: (s: string) => void): Promise<{ stored: number; kept: number }> {
+export async function fillStore(
+  dir: string,
+  requests: StoreRequest[],
+  executor: Executor,
+  backend: string,
+  log: (s: string) => void,
+): Promise<{ stored: number; kept: number }> {
   const release = lockStore(dir, log);
   try {
     return await fillLocked(dir, requests, executor, backend, log);
@@ -117,9 +157,18 @@ export async function fillStore(dir: string, requests: StoreRequest[], executor:
   }
 }
 
-async function fillLocked(dir: string, requests: StoreRequest[], executor: Executor, backend: string, log: (s: string) => void): Promise<{ stored: number; kept: number }> {
+async function fillLocked(
+  dir: string,
+  requests: StoreRequest[],
+  executor: Executor,
+  backend: string,
+  log: (s: string) => void,
+): Promise<{ stored: number; kept: number }> {
   const index = readIndex(dir, log);
-  const byKey = new Map<string, { config: ExperimentConfig; job: PretrainJob; presets: Set<string> }>();
+  const byKey = new Map<
+    string,
+    { config: ExperimentConfig; job: PretrainJob; presets: Set<string> }
+  >();
   for (const r of requests) {
     const key = jobKey(r.config, r.job, backend);
     const seen = byKey.get(key);
@@ -143,15 +192,20 @@ async function fillLocked(dir: string, requests: StoreRequest[], executor: Execu
     }
     try {
       const bytes = readFileSync(join(dir, entry.file));
-      if (bytes.length !== entry.bytes) throw new Error(`${bytes.length} bytes, index.json says ${entry.bytes}`);
+      if (bytes.length !== entry.bytes)
+        throw new Error(`${bytes.length} bytes, index.json says ${entry.bytes}`);
       decodeStored(bytes, key, expectedShape(config, job));
     } catch (e) {
-      log(`${shown(join(dir, entry.file))} is unusable (${(e as Error).message}); pretraining it again`);
+      log(
+        `${shown(join(dir, entry.file))} is unusable (${(e as Error).message}); pretraining it again`,
+      );
       todo.push(key);
     }
   }
   writeIndex(dir, index);
-  log(`store ${shown(dir)}: ${byKey.size} models asked for, ${byKey.size - todo.length} already stored, ${todo.length} to pretrain on ${backend}`);
+  log(
+    `store ${shown(dir)}: ${byKey.size} models asked for, ${byKey.size - todo.length} already stored, ${todo.length} to pretrain on ${backend}`,
+  );
   let done = 0;
   await Promise.all(
     todo.map(async (key) => {
@@ -186,7 +240,9 @@ function pruneLocked(dir: string, keep: Set<string>, log: (s: string) => void): 
   const removed: string[] = [];
   for (const key of Object.keys(index.models)) {
     if (keep.has(key)) continue;
-    removed.push(`${index.models[key].file} (${index.models[key].model}, key ${key.slice(0, 16)}…)`);
+    removed.push(
+      `${index.models[key].file} (${index.models[key].model}, key ${key.slice(0, 16)}…)`,
+    );
     delete index.models[key];
   }
   writeIndex(dir, index);
@@ -203,5 +259,8 @@ function pruneLocked(dir: string, keep: Set<string>, log: (s: string) => void): 
 export function storeSize(dir: string): { files: number; bytes: number } {
   if (!existsSync(dir)) return { files: 0, bytes: 0 };
   const files = readdirSync(dir).filter((f) => f.endsWith(".bin") || f === "index.json");
-  return { files: files.length, bytes: files.reduce((n, f) => n + readFileSync(join(dir, f)).length, 0) };
+  return {
+    files: files.length,
+    bytes: files.reduce((n, f) => n + readFileSync(join(dir, f)).length, 0),
+  };
 }

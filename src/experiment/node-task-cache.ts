@@ -3,7 +3,14 @@
 // several sessions, continues from them. Tasks are deterministic given the config and the backend,
 // so a resumed run gives the numbers an uninterrupted one would. The folder belongs to one run:
 // its run.json holds the config and backend, and another config is refused by name.
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import { configDifferences } from "./config-diff";
@@ -34,7 +41,12 @@ export interface FileTaskCache extends TaskCache {
  * run with another config or backend is refused with the first setting that differs; nothing in
  * it is changed.
  */
-export function fileTaskCache(dir: string, config: ExperimentConfig, backend: string, onNote?: (m: string) => void): FileTaskCache {
+export function fileTaskCache(
+  dir: string,
+  config: ExperimentConfig,
+  backend: string,
+  onNote?: (m: string) => void,
+): FileTaskCache {
   const meta = { format: FORMAT, backend, config };
   const metaFile = join(dir, "run.json");
   if (existsSync(metaFile)) {
@@ -42,13 +54,23 @@ export function fileTaskCache(dir: string, config: ExperimentConfig, backend: st
     try {
       saved = JSON.parse(readFileSync(metaFile, "utf8")) as typeof saved;
     } catch (e) {
-      throw new ResumeError(`${metaFile} is not readable JSON (${(e as Error).message}); choose another folder, or remove this one to start again`);
+      throw new ResumeError(
+        `${metaFile} is not readable JSON (${(e as Error).message}); choose another folder, or remove this one to start again`,
+      );
     }
-    if (saved.format !== FORMAT) throw new ResumeError(`${metaFile} is not a collapse-lab run's task folder (format ${JSON.stringify(saved.format)}, expected ${FORMAT})`);
+    if (saved.format !== FORMAT)
+      throw new ResumeError(
+        `${metaFile} is not a collapse-lab run's task folder (format ${JSON.stringify(saved.format)}, expected ${FORMAT})`,
+      );
     if (saved.backend !== backend)
-      throw new ResumeError(`${dir} holds the tasks of a run on ${String(saved.backend)}, not ${backend}: its numbers would differ; choose another folder or --backend ${String(saved.backend)}`);
+      throw new ResumeError(
+        `${dir} holds the tasks of a run on ${String(saved.backend)}, not ${backend}: its numbers would differ; choose another folder or --backend ${String(saved.backend)}`,
+      );
     const [diff] = configDifferences(saved.config as ExperimentConfig, config);
-    if (diff) throw new ResumeError(`${dir} holds the tasks of a run with another config: ${diff.path} is ${diff.shown} there, ${diff.wanted} here; choose another folder to run this config`);
+    if (diff)
+      throw new ResumeError(
+        `${dir} holds the tasks of a run with another config: ${diff.path} is ${diff.shown} there, ${diff.wanted} here; choose another folder to run this config`,
+      );
   } else {
     mkdirSync(dir, { recursive: true });
     writeFileSync(metaFile, JSON.stringify(meta, null, 1) + "\n");

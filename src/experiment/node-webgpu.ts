@@ -3,7 +3,12 @@
 // the CLI and its worker threads import this file, the browser app never does.
 import { existsSync } from "node:fs";
 import type { BackendName } from "../engine/backend";
-import { createBackend, detectWebGPU, type AdapterInfo, type BackendInfo } from "../engine/backends";
+import {
+  createBackend,
+  detectWebGPU,
+  type AdapterInfo,
+  type BackendInfo,
+} from "../engine/backends";
 import type { EngineBackend } from "../engine/backend";
 
 /** Chromium's Vulkan ICD for SwiftShader, a CPU implementation of Vulkan (Debian package chromium). */
@@ -35,19 +40,31 @@ export function installDawn(): Promise<void> {
     try {
       dawn = await import("webgpu");
     } catch (e) {
-      throw new NodeWebGPUError(`WebGPU in Node: the webgpu package (Dawn) did not load on ${process.platform}-${process.arch}: ${(e as Error).message}`);
+      throw new NodeWebGPUError(
+        `WebGPU in Node: the webgpu package (Dawn) did not load on ${process.platform}-${process.arch}: ${(e as Error).message}`,
+      );
     }
     Object.assign(globalThis, dawn.globals);
     const gpu = dawn.create(DAWN_FLAGS);
     // Node 20 has no navigator; jax-js's WebGPU code also reads navigator.userAgent
-    if (!g.navigator) Object.defineProperty(globalThis, "navigator", { value: { userAgent: `Node.js/${process.versions.node}`, gpu }, configurable: true, writable: true });
-    else Object.defineProperty(g.navigator, "gpu", { value: gpu, configurable: true, writable: true });
+    if (!g.navigator)
+      Object.defineProperty(globalThis, "navigator", {
+        value: { userAgent: `Node.js/${process.versions.node}`, gpu },
+        configurable: true,
+        writable: true,
+      });
+    else
+      Object.defineProperty(g.navigator, "gpu", { value: gpu, configurable: true, writable: true });
   })();
   return installed;
 }
 
 /** Why Dawn found no adapter, with what to do about it on this machine. */
-export function noAdapterMessage(reason: string, env: NodeJS.ProcessEnv = process.env, swiftShaderICD = SWIFTSHADER_ICD): string {
+export function noAdapterMessage(
+  reason: string,
+  env: NodeJS.ProcessEnv = process.env,
+  swiftShaderICD = SWIFTSHADER_ICD,
+): string {
   const head = `WebGPU in Node (Dawn) could not start: ${reason}`;
   if (process.platform !== "linux") return head;
   const icd = env.VK_ICD_FILENAMES;
@@ -74,9 +91,14 @@ export async function startNodeWebGPU(): Promise<AdapterInfo> {
  * createBackend for Node entry points: `webgpu` runs on Dawn, and never falls back to wasm
  * (a run's report would then carry wasm's numbers under a webgpu label): it throws instead.
  */
-export async function createNodeBackend(requested: BackendName): Promise<{ backend: EngineBackend; info: BackendInfo }> {
+export async function createNodeBackend(
+  requested: BackendName,
+): Promise<{ backend: EngineBackend; info: BackendInfo }> {
   if (requested === "webgpu") await startNodeWebGPU();
   const started = await createBackend(requested);
-  if (started.info.name !== requested) throw new NodeWebGPUError(`the ${requested} backend did not start in Node: ${started.info.fallbackReason ?? "no reason given"}`);
+  if (started.info.name !== requested)
+    throw new NodeWebGPUError(
+      `the ${requested} backend did not start in Node: ${started.info.fallbackReason ?? "no reason given"}`,
+    );
   return started;
 }

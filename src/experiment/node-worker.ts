@@ -14,7 +14,9 @@ ready.catch(() => {}); // a backend that cannot start fails each task with its r
 port.on("message", async (task: Task) => {
   try {
     const { backend } = await ready;
-    const result = await executeTask(backend, task, (progress) => port.postMessage({ type: "progress", progress }));
+    const result = await executeTask(backend, task, (progress) =>
+      port.postMessage({ type: "progress", progress }),
+    );
     port.postMessage({ type: "done", result });
   } catch (e) {
     port.postMessage({ type: "error", message: (e as Error).stack ?? String(e) });

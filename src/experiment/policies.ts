@@ -33,18 +33,32 @@ export type PoliciesIndex = z.infer<typeof IndexSchema>;
 export type PolicyEntry = PoliciesIndex["policies"][number];
 
 /** What a trained policy is a function of: the whole run config, the backend, its condition and seed. */
-export function policyKey(config: ExperimentConfig, backend: string, condition: ConditionId, seed: number): string {
+export function policyKey(
+  config: ExperimentConfig,
+  backend: string,
+  condition: ConditionId,
+  seed: number,
+): string {
   const inputs = { kind: "trained-policy", config, backend, condition, seed };
   return bytesToHex(sha256(new TextEncoder().encode(canonicalJson(inputs))));
 }
 
 /** The files of a run's policies: index.json and one .bin per policy. */
-export function encodePolicies(config: ExperimentConfig, backend: string, policies: { condition: ConditionId; seed: number; checkpoint: Checkpoint }[]): Map<string, Uint8Array> {
+export function encodePolicies(
+  config: ExperimentConfig,
+  backend: string,
+  policies: { condition: ConditionId; seed: number; checkpoint: Checkpoint }[],
+): Map<string, Uint8Array> {
   const files = new Map<string, Uint8Array>();
   const entries: PolicyEntry[] = [];
-  for (const p of [...policies].sort((a, b) => CONDITIONS.indexOf(a.condition) - CONDITIONS.indexOf(b.condition) || a.seed - b.seed)) {
+  for (const p of [...policies].sort(
+    (a, b) => CONDITIONS.indexOf(a.condition) - CONDITIONS.indexOf(b.condition) || a.seed - b.seed,
+  )) {
     const key = policyKey(config, backend, p.condition, p.seed);
-    const bytes = encodeStored(key, `${p.condition} policy, seed ${p.seed}`, { checkpoint: p.checkpoint, nll: [] });
+    const bytes = encodeStored(key, `${p.condition} policy, seed ${p.seed}`, {
+      checkpoint: p.checkpoint,
+      nll: [],
+    });
     const file = `${p.condition}-${p.seed}.bin`;
     files.set(file, bytes);
     entries.push({ condition: p.condition, seed: p.seed, file, bytes: bytes.length, key });
@@ -63,18 +77,32 @@ export function parsePoliciesIndex(text: string): PoliciesIndex {
     throw new Error(`index.json is not JSON (${(e as Error).message})`, { cause: e });
   }
   const r = IndexSchema.safeParse(data);
-  if (!r.success) throw new Error(`index.json is malformed — ${r.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`)[0]}`);
+  if (!r.success)
+    throw new Error(
+      `index.json is malformed — ${r.error.issues.map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`)[0]}`,
+    );
   return r.data;
 }
 
 /** Decodes one policy file and checks it is the one this run, condition and seed trained; throws why not. */
-export function decodePolicy(bytes: Uint8Array, config: ExperimentConfig, backend: string, entry: Pick<PolicyEntry, "condition" | "seed">, modelConfig: Checkpoint["config"]): Checkpoint {
+export function decodePolicy(
+  bytes: Uint8Array,
+  config: ExperimentConfig,
+  backend: string,
+  entry: Pick<PolicyEntry, "condition" | "seed">,
+  modelConfig: Checkpoint["config"],
+): Checkpoint {
   const key = policyKey(config, backend, entry.condition, entry.seed);
   try {
     return decodeStored(bytes, key, { config: modelConfig, optimizer: false }).checkpoint;
   } catch (e) {
     const m = (e as Error).message;
-    throw new Error(m.startsWith("it holds the model of key") ? `it was trained by another run than this recording (another config, backend or seed): re-record the preset` : m, { cause: e });
+    throw new Error(
+      m.startsWith("it holds the model of key")
+        ? `it was trained by another run than this recording (another config, backend or seed): re-record the preset`
+        : m,
+      { cause: e },
+    );
   }
 }
 
@@ -91,16 +119,27 @@ export interface PoliciesPart {
  * that trained it and written under the merged run's key, so the merged recording's Play page and
  * `serve` accept them. Every condition × seed of every part must be there.
  */
-export function mergePolicies(merged: ExperimentConfig, backend: string, parts: PoliciesPart[]): Map<string, Uint8Array> {
+export function mergePolicies(
+  merged: ExperimentConfig,
+  backend: string,
+  parts: PoliciesPart[],
+): Map<string, Uint8Array> {
   const shape = modelConfig(benchmarkFor(merged), merged.policy.model, "policy");
   const policies = parts.flatMap((part) => {
-    if (part.index.backend !== backend) throw new Error(`${part.name} holds policies trained on ${part.index.backend}, not ${backend}`);
+    if (part.index.backend !== backend)
+      throw new Error(
+        `${part.name} holds policies trained on ${part.index.backend}, not ${backend}`,
+      );
     return part.config.conditions.flatMap((condition) =>
       seedsOf(part.config).map((seed) => {
         const entry = part.index.policies.find((p) => p.condition === condition && p.seed === seed);
         if (!entry) throw new Error(`${part.name} has no policy of ${condition}, seed ${seed}`);
         try {
-          return { condition, seed, checkpoint: decodePolicy(part.read(entry.file), part.config, backend, entry, shape) };
+          return {
+            condition,
+            seed,
+            checkpoint: decodePolicy(part.read(entry.file), part.config, backend, entry, shape),
+          };
         } catch (e) {
           throw new Error(`${part.name}/${entry.file}: ${(e as Error).message}`, { cause: e });
         }

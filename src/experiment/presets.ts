@@ -41,8 +41,14 @@ const SERVICE_QUICK = {
 const SMALL = {
   seeds: 3,
   corpus: { dialogues: 2048 },
-  simulator: { model: { d: 24, layers: 1, heads: 4, mlpRatio: 4 }, pretrain: { steps: 200, batch: 64, lr: 5e-3 } },
-  policy: { model: { d: 16, layers: 1, heads: 2, mlpRatio: 4 }, pretrain: { steps: 100, batch: 64, lr: 5e-3 } },
+  simulator: {
+    model: { d: 24, layers: 1, heads: 4, mlpRatio: 4 },
+    pretrain: { steps: 200, batch: 64, lr: 5e-3 },
+  },
+  policy: {
+    model: { d: 16, layers: 1, heads: 2, mlpRatio: 4 },
+    pretrain: { steps: 100, batch: 64, lr: 5e-3 },
+  },
   rl: { steps: 100, prompts: 4, groupSize: 16, lr: 1e-2, evalEvery: 50 },
   eval: { episodes: 256, curveEpisodes: 32, diagnosticSamples: 128, diagnosticSeeds: 1 },
 };
@@ -73,7 +79,8 @@ export const PRESETS: Preset[] = [
     benchmark: "persuasion",
     scale: "quick",
     title: "Persuasion — quick",
-    description: "base, single, vs and population (ensemble and cotrain left out), 3 seeds, the paper's models, 300 RL steps of 64 rollouts; about 2 minutes on two cores",
+    description:
+      "base, single, vs and population (ensemble and cotrain left out), 3 seeds, the paper's models, 300 RL steps of 64 rollouts; about 2 minutes on two cores",
     overrides: QUICK,
   },
   {
@@ -81,7 +88,8 @@ export const PRESETS: Preset[] = [
     benchmark: "persuasion",
     scale: "smoke",
     title: "Persuasion — smoke test",
-    description: "every condition for a few steps on tiny budgets; checks the plumbing, not the science",
+    description:
+      "every condition for a few steps on tiny budgets; checks the plumbing, not the science",
     overrides: SMOKE,
   },
   {
@@ -107,7 +115,8 @@ export const PRESETS: Preset[] = [
     benchmark: "service",
     scale: "smoke",
     title: "Service — smoke test",
-    description: "every condition for a few steps on tiny budgets; checks the plumbing of the customer-service world, not the science",
+    description:
+      "every condition for a few steps on tiny budgets; checks the plumbing of the customer-service world, not the science",
     overrides: SMOKE,
   },
   {
@@ -133,7 +142,8 @@ export const PRESETS: Preset[] = [
     benchmark: "cooperation",
     scale: "smoke",
     title: "Cooperation — smoke test",
-    description: "every condition for a few steps on tiny budgets; checks the plumbing of the two-agent coding world, not the science",
+    description:
+      "every condition for a few steps on tiny budgets; checks the plumbing of the two-agent coding world, not the science",
     overrides: SMOKE,
   },
 ];
@@ -147,6 +157,7 @@ export function presetAt(benchmark: BenchmarkId, scale: Preset["scale"]): Preset
 
 export function presetConfig(id: string): ExperimentConfig {
   const p = PRESETS.find((x) => x.id === id);
-  if (!p) throw new Error(`unknown preset "${id}"; presets: ${PRESETS.map((x) => x.id).join(", ")}`);
+  if (!p)
+    throw new Error(`unknown preset "${id}"; presets: ${PRESETS.map((x) => x.id).join(", ")}`);
   return validateConfig(merge(defaultConfig(p.benchmark), p.overrides));
 }

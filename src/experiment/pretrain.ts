@@ -15,8 +15,17 @@ import { Rng } from "../engine/random";
 import type { EnsembleMemberConfig, ExperimentConfig, PanelMemberConfig } from "./config";
 import { encode, type Role } from "../benchmarks/encode";
 
-export function modelConfig(bench: Benchmark, size: ExperimentConfig["policy"]["model"], role: Role): ModelConfig {
-  return { vocab: bench.acts.length, context: bench.context, prefixLen: role === "simulator" ? bench.cardLen : 0, ...size };
+export function modelConfig(
+  bench: Benchmark,
+  size: ExperimentConfig["policy"]["model"],
+  role: Role,
+): ModelConfig {
+  return {
+    vocab: bench.acts.length,
+    context: bench.context,
+    prefixLen: role === "simulator" ? bench.cardLen : 0,
+    ...size,
+  };
 }
 
 /** The allowed tokens of each mask class, as 0/1 rows over the vocabulary. */
@@ -47,7 +56,12 @@ export function pretrainOptions(bench: Benchmark, cfg: ExperimentConfig["policy"
 }
 
 /** n dialogues of the benchmark's behaviour agent with humans of `bench`'s population. */
-export function buildCorpus(c: ExperimentConfig, bench: Benchmark, n: number, rng: Rng): Dialogue[] {
+export function buildCorpus(
+  c: ExperimentConfig,
+  bench: Benchmark,
+  n: number,
+  rng: Rng,
+): Dialogue[] {
   const m = benchmarkModule(c.benchmark);
   const corpus = { ...c.corpus, dialogues: n };
   return Array.from({ length: n }, () => m.corpusDialogue(bench, corpus, rng));
@@ -61,20 +75,38 @@ export interface PretrainResult {
   nll: number[]; // loss every 10% of the steps
 }
 
-export async function pretrain(backend: EngineBackend, bench: Benchmark, dialogues: Dialogue[], role: Role, cfg: ExperimentConfig["policy"], seed: number): Promise<PretrainResult> {
+export async function pretrain(
+  backend: EngineBackend,
+  bench: Benchmark,
+  dialogues: Dialogue[],
+  role: Role,
+  cfg: ExperimentConfig["policy"],
+  seed: number,
+): Promise<PretrainResult> {
   const rng = Rng.seed(seed);
   const opts = pretrainOptions(bench, cfg);
-  const model = backend.createModel(initCheckpoint(modelConfig(bench, cfg.model, role), rng.int(2 ** 31)), opts);
+  const model = backend.createModel(
+    initCheckpoint(modelConfig(bench, cfg.model, role), rng.int(2 ** 31)),
+    opts,
+  );
   const hyper = { ...DEFAULT_OPTIM, ...DEFAULT_POLICY, lr: cfg.pretrain.lr, klCoef: 0 };
   const nll: number[] = [];
   const every = Math.max(1, Math.floor(cfg.pretrain.steps / 10));
   try {
     for (let step = 1; step <= cfg.pretrain.steps; step++) {
-      const batch = Array.from({ length: cfg.pretrain.batch }, () => dialogues[rng.int(dialogues.length)]);
+      const batch = Array.from(
+        { length: cfg.pretrain.batch },
+        () => dialogues[rng.int(dialogues.length)],
+      );
       // cosine decay to 10% keeps the final estimate close to the corpus' predictive
-      const lr = cfg.pretrain.lr * (0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - 1)) / cfg.pretrain.steps)));
+      const lr =
+        cfg.pretrain.lr *
+        (0.1 + 0.45 * (1 + Math.cos((Math.PI * (step - 1)) / cfg.pretrain.steps)));
       const s = await model.trainStep(encode(bench, batch, role), { ...hyper, lr });
-      if (!Number.isFinite(s.gradNorm)) throw new Error(`pretraining the ${role} diverged at step ${step} (gradient norm ${s.gradNorm}); lower the learning rate`);
+      if (!Number.isFinite(s.gradNorm))
+        throw new Error(
+          `pretraining the ${role} diverged at step ${step} (gradient norm ${s.gradNorm}); lower the learning rate`,
+        );
       if (step % every === 0 || step === cfg.pretrain.steps) nll.push(s.nll);
     }
     const { optimizer, ...weights } = await model.checkpoint();
@@ -126,7 +158,8 @@ export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
     { kind: "reference", seed },
     { kind: "policy", seed },
   ];
-  if (c.conditions.includes("ensemble")) for (let k = 1; k < c.ensemble.k; k++) jobs.push({ kind: "ensemble", seed, member: k });
+  if (c.conditions.includes("ensemble"))
+    for (let k = 1; k < c.ensemble.k; k++) jobs.push({ kind: "ensemble", seed, member: k });
   return [...jobs, ...panelJobs(c, seed)];
 }
 
@@ -137,18 +170,27 @@ export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
  * remote members need no job; `member` stays the index in `c.panel`.
  */
 export function panelJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
-  return c.panel.flatMap((m, i): PretrainJob[] => (m.lm || m.remote ? [] : [{ kind: "panel", seed, member: i }]));
+  return c.panel.flatMap((m, i): PretrainJob[] =>
+    m.lm || m.remote ? [] : [{ kind: "panel", seed, member: i }],
+  );
 }
 
 /** A network member's pretraining settings (validateConfig requires them when `lm` is absent). */
-function networkMember(c: ExperimentConfig, i: number): { name: string; gamma: number; prior?: number[]; corpusScale: number; seedOffset: number } {
+function networkMember(
+  c: ExperimentConfig,
+  i: number,
+): { name: string; gamma: number; prior?: number[]; corpusScale: number; seedOffset: number } {
   const { name, gamma, prior, corpusScale, seedOffset, lm, remote } = c.panel[i];
-  if (lm || remote || gamma === undefined || corpusScale === undefined || seedOffset === undefined) throw new Error(`panel member ${name} is not a pretrained network`);
+  if (lm || remote || gamma === undefined || corpusScale === undefined || seedOffset === undefined)
+    throw new Error(`panel member ${name} is not a pretrained network`);
   return { name, gamma, prior, corpusScale, seedOffset };
 }
 
 /** The family ensemble member `member` (≥ 1) stands for, when the ensemble lists its families. */
-export function ensembleFamily(c: ExperimentConfig, member: number): EnsembleMemberConfig | undefined {
+export function ensembleFamily(
+  c: ExperimentConfig,
+  member: number,
+): EnsembleMemberConfig | undefined {
   return c.ensemble.members[member - 1];
 }
 
@@ -171,15 +213,30 @@ export function describeJob(c: ExperimentConfig, job: PretrainJob): string {
  * A network of another family: a corpus of `prior`'s population (the humans' when absent) of
  * corpusScale × the reference's size, drawn and pretrained from seed and seedOffset.
  */
-function pretrainFamily(backend: EngineBackend, c: ExperimentConfig, bench: Benchmark, seed: number, f: { prior?: number[]; corpusScale: number; seedOffset: number }): Promise<PretrainResult> {
+function pretrainFamily(
+  backend: EngineBackend,
+  c: ExperimentConfig,
+  bench: Benchmark,
+  seed: number,
+  f: { prior?: number[]; corpusScale: number; seedOffset: number },
+): Promise<PretrainResult> {
   const rng = Rng.seed(seed).fork(1000 + f.seedOffset);
   const world = benchmarkFor(c, f.prior); // a differently skewed population
-  const corpus = buildCorpus(c, world, Math.max(64, Math.round(c.corpus.dialogues * f.corpusScale)), rng.fork(0));
+  const corpus = buildCorpus(
+    c,
+    world,
+    Math.max(64, Math.round(c.corpus.dialogues * f.corpusScale)),
+    rng.fork(0),
+  );
   return pretrain(backend, bench, corpus, "simulator", c.simulator, rng.fork(1).int(2 ** 31));
 }
 
 /** Pretrains one model. Deterministic given the inputs store.ts keys it by (jobInputs). */
-export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig, job: PretrainJob): Promise<PretrainResult> {
+export async function runPretrainJob(
+  backend: EngineBackend,
+  c: ExperimentConfig,
+  job: PretrainJob,
+): Promise<PretrainResult> {
   const bench = benchmarkFor(c);
   const root = Rng.seed(job.seed).fork(1);
   switch (job.kind) {
@@ -195,7 +252,14 @@ export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig
       if (family) return pretrainFamily(backend, c, bench, job.seed, family);
       // another sample of the same population and another seed: same family, another checkpoint
       const corpus = buildCorpus(c, bench, c.corpus.dialogues, root.fork(10 + job.member));
-      return pretrain(backend, bench, corpus, "simulator", c.simulator, root.fork(20 + job.member).int(2 ** 31));
+      return pretrain(
+        backend,
+        bench,
+        corpus,
+        "simulator",
+        c.simulator,
+        root.fork(20 + job.member).int(2 ** 31),
+      );
     }
     case "panel":
       return pretrainFamily(backend, c, bench, job.seed, networkMember(c, job.member));
@@ -203,7 +267,11 @@ export async function runPretrainJob(backend: EngineBackend, c: ExperimentConfig
 }
 
 /** Seed `seed`'s models from the results of its jobs (pretrainJobs). */
-export function assemblePretrained(c: ExperimentConfig, seed: number, results: Map<PretrainJob, PretrainResult>): PretrainedSet {
+export function assemblePretrained(
+  c: ExperimentConfig,
+  seed: number,
+  results: Map<PretrainJob, PretrainResult>,
+): PretrainedSet {
   const find = (pred: (j: PretrainJob) => boolean) => {
     for (const [j, r] of results) if (j.seed === seed && pred(j)) return r;
     throw new Error(`missing pretrained model for seed ${seed}`);
@@ -214,14 +282,26 @@ export function assemblePretrained(c: ExperimentConfig, seed: number, results: M
     for (let k = 1; k < c.ensemble.k; k++) {
       const f = ensembleFamily(c, k);
       const result = find((j) => j.kind === "ensemble" && j.member === k);
-      ensemble.push(f ? { name: f.name, gamma: f.gamma, result } : { name: `ensemble simulator ${k + 1}`, gamma: null, result });
+      ensemble.push(
+        f
+          ? { name: f.name, gamma: f.gamma, result }
+          : { name: `ensemble simulator ${k + 1}`, gamma: null, result },
+      );
     }
   return {
     seed,
     reference,
     ensemble,
     panel: c.panel.map((m, i): PanelEntry =>
-      m.lm ? { name: m.name, lm: m.lm } : m.remote ? { name: m.name, remote: m.remote } : { name: m.name, gamma: networkMember(c, i).gamma, result: find((j) => j.kind === "panel" && j.member === i) },
+      m.lm
+        ? { name: m.name, lm: m.lm }
+        : m.remote
+          ? { name: m.name, remote: m.remote }
+          : {
+              name: m.name,
+              gamma: networkMember(c, i).gamma,
+              result: find((j) => j.kind === "panel" && j.member === i),
+            },
     ),
     basePolicy: find((j) => j.kind === "policy"),
   };

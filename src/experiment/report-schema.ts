@@ -9,7 +9,13 @@ import { REPORT_SCHEMA, type RunReport } from "./experiment";
 
 const num = z.number().nullable();
 const summary = z.looseObject({ mean: z.number(), lo: z.number(), hi: z.number() });
-const point = z.looseObject({ step: z.number(), train: num, heldout: num, human: num, entropy: num });
+const point = z.looseObject({
+  step: z.number(),
+  train: num,
+  heldout: num,
+  human: num,
+  entropy: num,
+});
 const seed = z.looseObject({
   seed: z.number(),
   trainSuccess: z.number(),
@@ -22,10 +28,24 @@ const seed = z.looseObject({
 const pretraining = z.array(
   z.looseObject({
     seed: z.number(),
-    models: z.array(z.looseObject({ model: z.string(), key: z.string(), source: z.enum(["store", "trained"]), problem: z.string().optional() })).optional(),
+    models: z
+      .array(
+        z.looseObject({
+          model: z.string(),
+          key: z.string(),
+          source: z.enum(["store", "trained"]),
+          problem: z.string().optional(),
+        }),
+      )
+      .optional(),
   }),
 );
-const store = z.looseObject({ location: z.string().nullable(), loaded: z.number(), trained: z.number(), messages: z.array(z.string()) });
+const store = z.looseObject({
+  location: z.string().nullable(),
+  loaded: z.number(),
+  trained: z.number(),
+  messages: z.array(z.string()),
+});
 const ReportSchema = z.looseObject({
   schema: z.literal(REPORT_SCHEMA),
   config: z.unknown(),
@@ -35,7 +55,12 @@ const ReportSchema = z.looseObject({
       z.looseObject({
         id: z.enum(CONDITIONS),
         seeds: z.array(seed).min(1),
-        summary: z.looseObject({ trainSuccess: summary, heldoutSuccess: summary, humanSuccess: summary, policyEntropy: summary }),
+        summary: z.looseObject({
+          trainSuccess: summary,
+          heldoutSuccess: summary,
+          humanSuccess: summary,
+          policyEntropy: summary,
+        }),
       }),
     )
     .min(1),
@@ -59,12 +84,18 @@ export function parseReport(text: string): RunReport {
   } catch (e) {
     throw new ReportError(`not JSON: ${(e as Error).message}`);
   }
-  if (typeof data !== "object" || data === null) throw new ReportError("not a RunReport: expected a JSON object");
+  if (typeof data !== "object" || data === null)
+    throw new ReportError("not a RunReport: expected a JSON object");
   const schema = (data as { schema?: unknown }).schema;
-  if (schema !== REPORT_SCHEMA) throw new ReportError(`not a RunReport: "schema" is ${JSON.stringify(schema)}, expected "${REPORT_SCHEMA}"`);
+  if (schema !== REPORT_SCHEMA)
+    throw new ReportError(
+      `not a RunReport: "schema" is ${JSON.stringify(schema)}, expected "${REPORT_SCHEMA}"`,
+    );
   const r = ReportSchema.safeParse(data);
   if (!r.success) {
-    const first = r.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
+    const first = r.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`);
     throw new ReportError(`RunReport is malformed — ${first.join("; ")}`);
   }
   let config: ExperimentConfig;
@@ -73,6 +104,8 @@ export function parseReport(text: string): RunReport {
   } catch (e) {
     throw new ReportError(`RunReport's config is invalid — ${(e as Error).message}`);
   }
-  benchmarkModule(config.benchmark).upgradeReport?.(data as Parameters<NonNullable<BenchmarkModule["upgradeReport"]>>[0]);
+  benchmarkModule(config.benchmark).upgradeReport?.(
+    data as Parameters<NonNullable<BenchmarkModule["upgradeReport"]>>[0],
+  );
   return data as RunReport;
 }

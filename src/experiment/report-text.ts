@@ -12,9 +12,17 @@ const ci = (s: Summary, asPct: boolean) => {
 };
 
 export function formatReport(r: RunReport): string {
-  const rows = [["condition", "train-sim success %", "held-out success %", "human success %", "policy entropy"]];
+  const rows = [
+    ["condition", "train-sim success %", "held-out success %", "human success %", "policy entropy"],
+  ];
   for (const c of r.conditions) {
-    rows.push([c.id, ci(c.summary.trainSuccess, true), ci(c.summary.heldoutSuccess, true), ci(c.summary.humanSuccess, true), ci(c.summary.policyEntropy, false)]);
+    rows.push([
+      c.id,
+      ci(c.summary.trainSuccess, true),
+      ci(c.summary.heldoutSuccess, true),
+      ci(c.summary.humanSuccess, true),
+      ci(c.summary.policyEntropy, false),
+    ]);
   }
   const lines = [
     `${r.world.benchmark} — ${r.config.seeds} seed(s), γ = ${r.config.simulator.gamma}, ${r.config.seeds > 1 ? "mean [95% Student-t interval over seeds, cut at each metric's range]" : "one seed: means, no interval"}`,
@@ -22,29 +30,50 @@ export function formatReport(r: RunReport): string {
   ];
   const diffs = r.comparisons;
   if (diffs.length && r.config.seeds > 1) {
-    lines.push("", "paired differences vs single (95% Student-t interval over seeds; success in points, entropy in nats)");
+    lines.push(
+      "",
+      "paired differences vs single (95% Student-t interval over seeds; success in points, entropy in nats)",
+    );
     lines.push(
       table([
         ["comparison", "held-out", "humans", "policy entropy"],
         ...[...new Set(diffs.map((d) => d.a))].map((a) => {
           const f = (m: string, scale: number, digits: number) => {
             const d = diffs.find((x) => x.a === a && x.metric === m)?.difference;
-            return d ? `${(scale * d.mean).toFixed(digits)} [${(scale * d.lo).toFixed(digits)}, ${(scale * d.hi).toFixed(digits)}]${d.excludesZero ? " *" : ""}` : "–";
+            return d
+              ? `${(scale * d.mean).toFixed(digits)} [${(scale * d.lo).toFixed(digits)}, ${(scale * d.hi).toFixed(digits)}]${d.excludesZero ? " *" : ""}`
+              : "–";
           };
-          return [`${a} − single`, f("heldoutSuccess", 100, 1), f("humanSuccess", 100, 1), f("policyEntropy", 1, 2)];
+          return [
+            `${a} − single`,
+            f("heldoutSuccess", 100, 1),
+            f("humanSuccess", 100, 1),
+            f("policyEntropy", 1, 2),
+          ];
         }),
       ]),
       "* the interval excludes 0. The paper's diversity claim: vs, cotrain and population keep a higher policy entropy than single; ensemble's is reported, not claimed.",
     );
   }
   const onPolicy = r.conditions.flatMap((c) => {
-    const kls = c.seeds.map((s) => s.referenceKLOnPolicy).filter((x): x is number => typeof x === "number");
-    return kls.length ? [`${c.id} ${(kls.reduce((a, b) => a + b, 0) / kls.length).toFixed(3)}`] : [];
+    const kls = c.seeds
+      .map((s) => s.referenceKLOnPolicy)
+      .filter((x): x is number => typeof x === "number");
+    return kls.length
+      ? [`${c.id} ${(kls.reduce((a, b) => a + b, 0) / kls.length).toFixed(3)}`]
+      : [];
   });
-  if (onPolicy.length) lines.push("", `KL(Bayes ‖ reference) on the states each policy reaches with humans (nats, mean over seeds): ${onPolicy.join(", ")}`);
+  if (onPolicy.length)
+    lines.push(
+      "",
+      `KL(Bayes ‖ reference) on the states each policy reaches with humans (nats, mean over seeds): ${onPolicy.join(", ")}`,
+    );
   const d = r.simulators[0];
   if (d) {
-    lines.push("", `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats over the states of the base policy's dialogues with humans; human modes ${d.humanModes}`);
+    lines.push(
+      "",
+      `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats over the states of the base policy's dialogues with humans; human modes ${d.humanModes}`,
+    );
     const a = d.adaptiveProbe;
     if (a) {
       const agent = benchmarkModule(r.config.benchmark).roles.agent.toLowerCase();
@@ -66,9 +95,14 @@ export function formatReport(r: RunReport): string {
         ...d.unions.map((u) => [`∪ ${u.name}`, "", "", "", points(u.coverage, 0)]),
       ]),
     );
-    for (const s of d.simulators) for (const why of s.unavailable ?? []) lines.push(`  – ${s.name}: ${why}`);
+    for (const s of d.simulators)
+      for (const why of s.unavailable ?? []) lines.push(`  – ${s.name}: ${why}`);
   }
-  for (const e of r.diagnosticsErrors ?? []) lines.push("", `the simulator diagnostics of seed ${e.seed} failed: ${e.message} (every condition's results above are kept)`);
+  for (const e of r.diagnosticsErrors ?? [])
+    lines.push(
+      "",
+      `the simulator diagnostics of seed ${e.seed} failed: ${e.message} (every condition's results above are kept)`,
+    );
   const refs = r.world.referenceLines ?? [];
   if (refs.length) {
     lines.push("", "reference agents with humans (exact where the world allows):");
@@ -76,10 +110,27 @@ export function formatReport(r: RunReport): string {
   }
   lines.push(...remoteLines(r));
   lines.push("", `calibration against ${r.calibration.source}`);
-  lines.push(table([["statistic", "real", "fitted", "tolerance"], ...r.calibration.rows.map((c) => [c.name, c.real.toFixed(3), c.fitted.toFixed(3), `±${c.tolerance}`])]));
+  lines.push(
+    table([
+      ["statistic", "real", "fitted", "tolerance"],
+      ...r.calibration.rows.map((c) => [
+        c.name,
+        c.real.toFixed(3),
+        c.fitted.toFixed(3),
+        `±${c.tolerance}`,
+      ]),
+    ]),
+  );
   const st = r.store;
-  const from = st ? (st.location ? `: ${st.loaded} of ${st.loaded + st.trained} models from the store` : ": every model live") : "";
-  lines.push("", `wall time ${seconds(r.timing.totalMs)} (pretraining ${seconds(r.timing.pretrainMs)}${from}, training + evaluation ${seconds(r.timing.trainMs)})`);
+  const from = st
+    ? st.location
+      ? `: ${st.loaded} of ${st.loaded + st.trained} models from the store`
+      : ": every model live"
+    : "";
+  lines.push(
+    "",
+    `wall time ${seconds(r.timing.totalMs)} (pretraining ${seconds(r.timing.pretrainMs)}${from}, training + evaluation ${seconds(r.timing.trainMs)})`,
+  );
   return lines.join("\n");
 }
 
@@ -100,11 +151,17 @@ export function remoteLines(r: RunReport): string[] {
   for (const t of by.values()) {
     const how = [
       t.logprobStates ? `${t.logprobStates} states scored from log-probs` : "",
-      t.sampledStates ? `${t.sampledStates} from ${t.mode === "vs" ? "VS candidates" : "sampled replies"}` : "",
+      t.sampledStates
+        ? `${t.sampledStates} from ${t.mode === "vs" ? "VS candidates" : "sampled replies"}`
+        : "",
       t.fallbacks ? `${t.fallbacks} of them after log-probs were missing (fallback)` : "",
     ].filter(Boolean);
-    const unmapped = t.replies ? `; ${t.unmapped} of ${t.replies} replies said no allowed act${t.unmappedStates ? `, ${t.unmappedStates} states had none and were uniform` : ""}` : "";
-    lines.push(`  ${t.name} (${t.model} at ${t.baseUrl}, ${t.mode}, ${t.protocol}): ${how.join(", ") || "no states"}; ${t.requests} requests (${t.retries} retries)${unmapped}`);
+    const unmapped = t.replies
+      ? `; ${t.unmapped} of ${t.replies} replies said no allowed act${t.unmappedStates ? `, ${t.unmappedStates} states had none and were uniform` : ""}`
+      : "";
+    lines.push(
+      `  ${t.name} (${t.model} at ${t.baseUrl}, ${t.mode}, ${t.protocol}): ${how.join(", ") || "no states"}; ${t.requests} requests (${t.retries} retries)${unmapped}`,
+    );
   }
   return lines;
 }

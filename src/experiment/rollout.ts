@@ -17,10 +17,19 @@ export interface Played {
   agentTurns: Int32Array; // per row
 }
 
-export async function play(bench: Benchmark, policy: EngineModel, user: UserSimulator, personas: Persona[], rng: Rng, temperature: number): Promise<Played> {
+export async function play(
+  bench: Benchmark,
+  policy: EngineModel,
+  user: UserSimulator,
+  personas: Persona[],
+  rng: Rng,
+  temperature: number,
+): Promise<Played> {
   const n = personas.length;
   const V = bench.acts.length;
-  const dialogues: Dialogue[] = personas.map((p) => (p.hidden ? { card: p.card, acts: [], hidden: p.hidden } : { card: p.card, acts: [] }));
+  const dialogues: Dialogue[] = personas.map((p) =>
+    p.hidden ? { card: p.card, acts: [], hidden: p.hidden } : { card: p.card, acts: [] },
+  );
   const entropySum = new Float64Array(n);
   const agentTurns = new Int32Array(n);
   for (;;) {
@@ -55,7 +64,8 @@ export async function play(bench: Benchmark, policy: EngineModel, user: UserSimu
       users.forEach((b, j) => dialogues[b].acts.push(acts[j]));
     }
     if (env.length) {
-      if (!bench.envAct) throw new Error(`${bench.title}: turn() returned "env" but the benchmark has no envAct`);
+      if (!bench.envAct)
+        throw new Error(`${bench.title}: turn() returned "env" but the benchmark has no envAct`);
       for (const b of env) dialogues[b].acts.push(bench.envAct(dialogues[b], rng));
     }
   }
@@ -81,10 +91,26 @@ export function outcome(bench: Benchmark, p: Played): Outcome {
     ent += p.entropySum[b];
     turns += p.agentTurns[b];
   });
-  return { success: success / n, reward: reward / n, entropy: turns ? ent / turns : 0, episodes: n };
+  return {
+    success: success / n,
+    reward: reward / n,
+    entropy: turns ? ent / turns : 0,
+    episodes: n,
+  };
 }
 
 /** Personas for a GRPO batch: `prompts` start states, each repeated groupSize times (rows g·G … g·G+G−1). */
-export function groupedPersonas(user: UserSimulator, prompts: number, groupSize: number, rng: Rng): Persona[] {
-  return user.personas(prompts, rng).flatMap((p) => Array.from({ length: groupSize }, () => ({ ...p, card: [...p.card], ...(p.hidden ? { hidden: [...p.hidden] } : {}) })));
+export function groupedPersonas(
+  user: UserSimulator,
+  prompts: number,
+  groupSize: number,
+  rng: Rng,
+): Persona[] {
+  return user.personas(prompts, rng).flatMap((p) =>
+    Array.from({ length: groupSize }, () => ({
+      ...p,
+      card: [...p.card],
+      ...(p.hidden ? { hidden: [...p.hidden] } : {}),
+    })),
+  );
 }

@@ -81,10 +81,27 @@ export interface UnitProgress {
 }
 
 /** Success of the policy against a simulator over n dialogues (in chunks of the model capacity). */
-export async function evaluate(bench: Benchmark, policy: Parameters<typeof play>[1], user: UserSimulator, n: number, rng: Rng, temperature: number, capacity: number) {
+export async function evaluate(
+  bench: Benchmark,
+  policy: Parameters<typeof play>[1],
+  user: UserSimulator,
+  n: number,
+  rng: Rng,
+  temperature: number,
+  capacity: number,
+) {
   const all: Awaited<ReturnType<typeof play>>[] = [];
   for (let done = 0; done < n; done += capacity) {
-    all.push(await play(bench, policy, user, user.personas(Math.min(capacity, n - done), rng), rng, temperature));
+    all.push(
+      await play(
+        bench,
+        policy,
+        user,
+        user.personas(Math.min(capacity, n - done), rng),
+        rng,
+        temperature,
+      ),
+    );
   }
   const merged = {
     dialogues: all.flatMap((p) => p.dialogues),
@@ -108,7 +125,13 @@ async function passKWithHumans(
   temperature: number,
   capacity: number,
 ): Promise<number[]> {
-  const personas = humans.personas(tasks, rng).flatMap((p) => Array.from({ length: k }, () => ({ ...p, card: [...p.card], ...(p.hidden ? { hidden: [...p.hidden] } : {}) })));
+  const personas = humans.personas(tasks, rng).flatMap((p) =>
+    Array.from({ length: k }, () => ({
+      ...p,
+      card: [...p.card],
+      ...(p.hidden ? { hidden: [...p.hidden] } : {}),
+    })),
+  );
   const wins = new Int32Array(tasks);
   for (let start = 0; start < personas.length; start += capacity) {
     const chunk = personas.slice(start, start + capacity);
@@ -119,7 +142,11 @@ async function passKWithHumans(
 }
 
 /** Mean KL(Bayes ‖ reference) over the user turns of the dialogues (the model is disposed after). */
-async function klOnStates(bench: Benchmark, referenceModel: EngineModel, dialogues: Dialogue[]): Promise<number> {
+async function klOnStates(
+  bench: Benchmark,
+  referenceModel: EngineModel,
+  dialogues: Dialogue[],
+): Promise<number> {
   try {
     const states: Dialogue[] = [];
     for (const d of dialogues) {
@@ -129,9 +156,15 @@ async function klOnStates(bench: Benchmark, referenceModel: EngineModel, dialogu
       }
     }
     if (states.length === 0) return 0;
-    const ref = await new NeuralSimulator("reference", bench, referenceModel, 1, true).distribution(states);
+    const ref = await new NeuralSimulator("reference", bench, referenceModel, 1, true).distribution(
+      states,
+    );
     const V = bench.acts.length;
-    return mean(states.map((d, j) => klDivergence(bench.bayesPredictive(d), ref.subarray(j * V, (j + 1) * V))));
+    return mean(
+      states.map((d, j) =>
+        klDivergence(bench.bayesPredictive(d), ref.subarray(j * V, (j + 1) * V)),
+      ),
+    );
   } finally {
     referenceModel.dispose();
   }
@@ -179,7 +212,13 @@ export async function runUnit(
     : (() => {
         const model = backend.createModel(pretrained.reference.checkpoint, opts);
         owned.push(model);
-        const sim = new NeuralSimulator("aligned simulator", bench, model, config.simulator.gamma, true);
+        const sim = new NeuralSimulator(
+          "aligned simulator",
+          bench,
+          model,
+          config.simulator.gamma,
+          true,
+        );
         return () => [sim];
       })();
 
@@ -188,7 +227,8 @@ export async function runUnit(
   const successAgainst = async (sims: UserSimulator[], n: number, r: Rng, split = false) => {
     const xs: number[] = [];
     const each = split ? Math.max(8, Math.round(n / sims.length)) : n;
-    for (const s of sims) xs.push((await evaluate(bench, policy, s, each, r, T, cap)).outcome.success);
+    for (const s of sims)
+      xs.push((await evaluate(bench, policy, s, each, r, T, cap)).outcome.success);
     return mean(xs);
   };
 
@@ -234,14 +274,33 @@ export async function runUnit(
       const personas = groupedPersonas(sim, config.rl.prompts, config.rl.groupSize, rng);
       const played = await play(bench, policy, sim, personas, rng, T);
       const rewards = Float64Array.from(played.dialogues, (d) => bench.reward(d));
-      const s = await grpoUpdate(policy, basePolicy, encode(bench, played.dialogues, "policy"), rewards, hyper);
-      if (!Number.isFinite(s.gradNorm)) throw new Error(`${condition}, seed ${seed}: policy training diverged at step ${step} (gradient norm ${s.gradNorm}); lower rl.lr`);
+      const s = await grpoUpdate(
+        policy,
+        basePolicy,
+        encode(bench, played.dialogues, "policy"),
+        rewards,
+        hyper,
+      );
+      if (!Number.isFinite(s.gradNorm))
+        throw new Error(
+          `${condition}, seed ${seed}: policy training diverged at step ${step} (gradient norm ${s.gradNorm}); lower rl.lr`,
+        );
       await opponents.afterStep?.(step, played, rewards, async (own) => {
-        const p = await play(bench, policy, own, groupedPersonas(own, config.rl.prompts, config.rl.groupSize, rng), rng, T);
+        const p = await play(
+          bench,
+          policy,
+          own,
+          groupedPersonas(own, config.rl.prompts, config.rl.groupSize, rng),
+          rng,
+          T,
+        );
         return { played: p, rewards: Float64Array.from(p.dialogues, (d) => bench.reward(d)) };
       });
       timing.rlMs += performance.now() - t0;
-      const point = step % config.rl.evalEvery === 0 || step === steps ? await curvePoint(step, s.rewardMean) : undefined;
+      const point =
+        step % config.rl.evalEvery === 0 || step === steps
+          ? await curvePoint(step, s.rewardMean)
+          : undefined;
       onProgress?.({ condition, seed, step, steps, point });
       await new Promise<void>((resolve) => setTimeout(resolve, 0)); // let messages (cancel, pause) in
     }
@@ -251,20 +310,61 @@ export async function runUnit(
     const finalRng = evalRng.fork(1);
     const human = await evaluate(bench, policy, humans, config.eval.episodes, finalRng, T, cap);
     const heldoutByMember: Record<string, number> = {};
-    for (const sim of panel) heldoutByMember[sim.name] = (await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)).outcome.success;
+    for (const sim of panel)
+      heldoutByMember[sim.name] = (
+        await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)
+      ).outcome.success;
     const trainSuccess = await successAgainst(trainSims(), config.eval.episodes, finalRng, true);
-    const trainPlay = await evaluate(bench, policy, trainSims()[0], SAMPLES_PER_OPPONENT, finalRng.fork(7), T, cap);
-    const referenceKLOnPolicy = await klOnStates(bench, backend.createModel(pretrained.reference.checkpoint, opts), human.played.dialogues);
-    const sample = (opponent: DialogueSample["opponent"], p: Awaited<ReturnType<typeof evaluate>>["played"]): DialogueSample[] =>
-      p.dialogues
-        .slice(0, SAMPLES_PER_OPPONENT)
-        .map((d, i) => ({ opponent, card: d.card, type: p.personas[i].type, acts: d.acts, ...(d.hidden ? { hidden: d.hidden } : {}), reward: bench.reward(d), success: bench.success(d) }));
-    const agentSeqs = human.played.dialogues.map((d) => d.acts.filter((_, i) => bench.turn({ card: d.card, acts: d.acts.slice(0, i), hidden: d.hidden }) === "agent"));
+    const trainPlay = await evaluate(
+      bench,
+      policy,
+      trainSims()[0],
+      SAMPLES_PER_OPPONENT,
+      finalRng.fork(7),
+      T,
+      cap,
+    );
+    const referenceKLOnPolicy = await klOnStates(
+      bench,
+      backend.createModel(pretrained.reference.checkpoint, opts),
+      human.played.dialogues,
+    );
+    const sample = (
+      opponent: DialogueSample["opponent"],
+      p: Awaited<ReturnType<typeof evaluate>>["played"],
+    ): DialogueSample[] =>
+      p.dialogues.slice(0, SAMPLES_PER_OPPONENT).map((d, i) => ({
+        opponent,
+        card: d.card,
+        type: p.personas[i].type,
+        acts: d.acts,
+        ...(d.hidden ? { hidden: d.hidden } : {}),
+        reward: bench.reward(d),
+        success: bench.success(d),
+      }));
+    const agentSeqs = human.played.dialogues.map((d) =>
+      d.acts.filter(
+        (_, i) =>
+          bench.turn({ card: d.card, acts: d.acts.slice(0, i), hidden: d.hidden }) === "agent",
+      ),
+    );
     const trials = benchmarkModule(config.benchmark).passK;
-    const humanPassK = trials ? await passKWithHumans(bench, policy, humans, Math.max(1, Math.floor(config.eval.episodes / trials)), trials, finalRng.fork(11), T, cap) : undefined;
+    const humanPassK = trials
+      ? await passKWithHumans(
+          bench,
+          policy,
+          humans,
+          Math.max(1, Math.floor(config.eval.episodes / trials)),
+          trials,
+          finalRng.fork(11),
+          T,
+          cap,
+        )
+      : undefined;
     const histogram: Record<string, number> = {};
     const allActs = agentSeqs.flat();
-    for (const a of allActs) histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;
+    for (const a of allActs)
+      histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;
     timing.evalMs += performance.now() - tEval;
     const { format, config: modelConfig, tensors } = await policy.checkpoint();
     const remoteStats = [...lmPanel.remoteStats(), ...(opponents?.remoteStats?.() ?? [])];

@@ -27,12 +27,17 @@ export interface PairedSummary extends Summary {
  * degenerate interval, not a claim of certainty — run more seeds for a real one.
  * @throws on an empty array, a non-finite value, or a level outside (0, 1).
  */
-export function summarize(xs: readonly number[], level = 0.95, bounds: readonly [number, number] = [-Infinity, Infinity]): Summary {
+export function summarize(
+  xs: readonly number[],
+  level = 0.95,
+  bounds: readonly [number, number] = [-Infinity, Infinity],
+): Summary {
   checkLevel(level);
   const n = xs.length;
   if (n === 0) throw new Error("summarize: no values (n = 0); a mean needs at least one seed");
   for (let i = 0; i < n; i++) {
-    if (!Number.isFinite(xs[i])) throw new Error(`summarize: value ${i} is ${xs[i]}, not a finite number`);
+    if (!Number.isFinite(xs[i]))
+      throw new Error(`summarize: value ${i} is ${xs[i]}, not a finite number`);
   }
   let sum = 0;
   for (const x of xs) sum += x;
@@ -42,7 +47,13 @@ export function summarize(xs: readonly number[], level = 0.95, bounds: readonly 
   for (const x of xs) ss += (x - mean) ** 2;
   const sd = Math.sqrt(ss / (n - 1));
   const half = tQuantile((1 + level) / 2, n - 1) * (sd / Math.sqrt(n));
-  return { mean, lo: Math.max(bounds[0], mean - half), hi: Math.min(bounds[1], mean + half), sd, n };
+  return {
+    mean,
+    lo: Math.max(bounds[0], mean - half),
+    hi: Math.min(bounds[1], mean + half),
+    sd,
+    n,
+  };
 }
 
 /**
@@ -51,9 +62,16 @@ export function summarize(xs: readonly number[], level = 0.95, bounds: readonly 
  * interval is degenerate (see `summarize`) and says nothing about a difference.
  * @throws when the arrays differ in length or are empty.
  */
-export function pairedDifference(a: readonly number[], b: readonly number[], level = 0.95, bounds: readonly [number, number] = [-Infinity, Infinity]): PairedSummary {
+export function pairedDifference(
+  a: readonly number[],
+  b: readonly number[],
+  level = 0.95,
+  bounds: readonly [number, number] = [-Infinity, Infinity],
+): PairedSummary {
   if (a.length !== b.length) {
-    throw new Error(`pairedDifference: a has ${a.length} values and b has ${b.length}; paired seeds need equal lengths`);
+    throw new Error(
+      `pairedDifference: a has ${a.length} values and b has ${b.length}; paired seeds need equal lengths`,
+    );
   }
   const d = a.map((ai, i) => ai - b[i]);
   const s = summarize(d, level, bounds);
@@ -61,5 +79,6 @@ export function pairedDifference(a: readonly number[], b: readonly number[], lev
 }
 
 function checkLevel(level: number): void {
-  if (!(level > 0 && level < 1)) throw new Error(`confidence level must lie in (0, 1), got ${level}`);
+  if (!(level > 0 && level < 1))
+    throw new Error(`confidence level must lie in (0, 1), got ${level}`);
 }

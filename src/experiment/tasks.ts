@@ -4,7 +4,12 @@
 import type { EngineBackend } from "../engine/backend";
 import type { ConditionId, ExperimentConfig } from "./config";
 import { diagnose, type DiagnosticsReport } from "./diagnostics";
-import { runPretrainJob, type PretrainedSet, type PretrainJob, type PretrainResult } from "./pretrain";
+import {
+  runPretrainJob,
+  type PretrainedSet,
+  type PretrainJob,
+  type PretrainResult,
+} from "./pretrain";
 import { runUnit, type SeedMetrics, type UnitProgress } from "./runner";
 
 export type Task =
@@ -12,7 +17,11 @@ export type Task =
   | { kind: "unit"; config: ExperimentConfig; pretrained: PretrainedSet; condition: ConditionId }
   | { kind: "diagnose"; config: ExperimentConfig; pretrained: PretrainedSet };
 
-export type TaskResult<T extends Task> = T extends { kind: "pretrain" } ? PretrainResult : T extends { kind: "unit" } ? SeedMetrics : DiagnosticsReport;
+export type TaskResult<T extends Task> = T extends { kind: "pretrain" }
+  ? PretrainResult
+  : T extends { kind: "unit" }
+    ? SeedMetrics
+    : DiagnosticsReport;
 
 export async function executeTask(
   backend: EngineBackend,
@@ -25,7 +34,15 @@ export async function executeTask(
     case "pretrain":
       return runPretrainJob(backend, task.config, task.job);
     case "unit":
-      return runUnit(backend, task.config, task.pretrained, task.condition, onProgress, signal, gate);
+      return runUnit(
+        backend,
+        task.config,
+        task.pretrained,
+        task.condition,
+        onProgress,
+        signal,
+        gate,
+      );
     case "diagnose":
       return diagnose(backend, task.config, task.pretrained);
   }

@@ -21,9 +21,24 @@ import {
   type PreTrainedModel,
   type PreTrainedTokenizer,
 } from "@huggingface/transformers";
-import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "./types";
+import type {
+  ContinuationScore,
+  EmbeddingModel,
+  GenerateOptions,
+  Generation,
+  LanguageModel,
+  LmPrompt,
+} from "./types";
 import type { HfFiles } from "./onnx-export";
-import { ContextOverflowError, LmCancelledError, LmError, ModelNotFoundError, NoWebGpuError, OfflineError, StorageQuotaError } from "./errors";
+import {
+  ContextOverflowError,
+  LmCancelledError,
+  LmError,
+  ModelNotFoundError,
+  NoWebGpuError,
+  OfflineError,
+  StorageQuotaError,
+} from "./errors";
 
 export const DEFAULT_MODELS = {
   base: "HuggingFaceTB/SmolLM2-135M",
@@ -54,7 +69,14 @@ export interface ModelSource {
 
 /** One file's progress or the whole load's, for one progress bar per file and one overall. */
 export type LoadProgress =
-  | { kind: "file"; model: string; file: string; status: "initiate" | "download" | "progress" | "done"; loaded: number; total: number }
+  | {
+      kind: "file";
+      model: string;
+      file: string;
+      status: "initiate" | "download" | "progress" | "done";
+      loaded: number;
+      total: number;
+    }
   | { kind: "total"; model: string; loaded: number; total: number; files: number }
   | { kind: "ready"; model: string; device: Device };
 
@@ -72,7 +94,11 @@ export interface CallControl {
   onToken?: (steps: number) => void;
 }
 
-const IS_NODE = typeof process !== "undefined" && !!process.versions?.node && typeof window === "undefined" && typeof self === "undefined";
+const IS_NODE =
+  typeof process !== "undefined" &&
+  !!process.versions?.node &&
+  typeof window === "undefined" &&
+  typeof self === "undefined";
 
 // ---------------------------------------------------------------------------------------------
 // Runtime settings (transformers.js keeps them in one global `env`)
@@ -89,8 +115,14 @@ function configureWasm(): void {
   // top-level one: the JS glue inside transformers.js and the wasm binary must match.
   const wasm = env.backends.onnx.wasm!;
   wasm.wasmPaths = {
-    mjs: new URL("../../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs", import.meta.url).href,
-    wasm: new URL("../../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm", import.meta.url).href,
+    mjs: new URL(
+      "../../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs",
+      import.meta.url,
+    ).href,
+    wasm: new URL(
+      "../../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm",
+      import.meta.url,
+    ).href,
   };
   wasmConfigured = true;
 }
@@ -100,7 +132,11 @@ export function runtimeVersions(): Record<string, string | undefined> {
   configureWasm();
   const paths = env.backends.onnx.wasm?.wasmPaths as { wasm?: string | URL } | string | undefined;
   const wasm = typeof paths === "object" && paths?.wasm ? String(paths.wasm) : undefined;
-  return { transformers: env.version, ...(env.backends.onnx.versions as Record<string, string> | undefined), ...(wasm ? { wasm } : {}) };
+  return {
+    transformers: env.version,
+    ...(env.backends.onnx.versions as Record<string, string> | undefined),
+    ...(wasm ? { wasm } : {}),
+  };
 }
 
 /** Sets the global loading flags for one model (loads are serialised by the caller). */
@@ -108,7 +144,10 @@ function configureSource(src: ModelSource): string {
   configureWasm();
   env.remoteHost = src.remoteHost ?? "https://huggingface.co/";
   if (src.files) {
-    if (IS_NODE) throw new Error("in-memory model files load in the browser only; in Node write them to a folder (writeHfFolder) and use localModelPath");
+    if (IS_NODE)
+      throw new Error(
+        "in-memory model files load in the browser only; in Node write them to a folder (writeHfFolder) and use localModelPath",
+      );
     if (!baseFetch) {
       baseFetch = env.fetch;
       env.fetch = async (input: string | URL, init?: unknown) => {
@@ -116,14 +155,19 @@ function configureSource(src: ModelSource): string {
         const path = key.startsWith("http") ? new URL(key).pathname : key;
         if (path.startsWith(MEMORY_ROOT)) {
           const body = memoryFiles.get(path);
-          if (body === undefined) return new Response(null, { status: 404, statusText: "Not Found" });
+          if (body === undefined)
+            return new Response(null, { status: 404, statusText: "Not Found" });
           const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
-          return new Response(bytes.slice(), { status: 200, headers: { "content-length": String(bytes.byteLength) } });
+          return new Response(bytes.slice(), {
+            status: 200,
+            headers: { "content-length": String(bytes.byteLength) },
+          });
         }
         return baseFetch!(input, init);
       };
     }
-    for (const [rel, content] of Object.entries(src.files)) memoryFiles.set(`${MEMORY_ROOT}${src.id}/${rel}`, content);
+    for (const [rel, content] of Object.entries(src.files))
+      memoryFiles.set(`${MEMORY_ROOT}${src.id}/${rel}`, content);
     env.localModelPath = MEMORY_ROOT;
     env.allowLocalModels = true;
     env.allowRemoteModels = false;
@@ -132,7 +176,9 @@ function configureSource(src: ModelSource): string {
   }
   env.useBrowserCache = typeof caches !== "undefined";
   if (src.localModelPath) {
-    env.localModelPath = src.localModelPath.endsWith("/") ? src.localModelPath : src.localModelPath + "/";
+    env.localModelPath = src.localModelPath.endsWith("/")
+      ? src.localModelPath
+      : src.localModelPath + "/";
     env.allowLocalModels = true;
     env.allowRemoteModels = src.allowRemote ?? false;
   } else {
@@ -143,16 +189,21 @@ function configureSource(src: ModelSource): string {
 }
 
 /** WebGPU when an adapter exists (or when asked for, else NoWebGpuError), wasm otherwise; Node: CPU. */
-export async function resolveDevice(request: DeviceRequest = "auto"): Promise<{ device: Device; reason?: string }> {
+export async function resolveDevice(
+  request: DeviceRequest = "auto",
+): Promise<{ device: Device; reason?: string }> {
   if (IS_NODE) {
-    if (request === "webgpu") throw new NoWebGpuError("this is Node, where the backend runs on the CPU");
+    if (request === "webgpu")
+      throw new NoWebGpuError("this is Node, where the backend runs on the CPU");
     return { device: "cpu" };
   }
   if (request === "wasm") return { device: "wasm" };
   const gpu = typeof navigator !== "undefined" ? navigator.gpu : undefined;
   const adapter = gpu ? await gpu.requestAdapter().catch(() => null) : null;
   if (adapter) return { device: "webgpu" };
-  const reason = gpu ? "navigator.gpu.requestAdapter() returned no adapter" : "this browser has no navigator.gpu";
+  const reason = gpu
+    ? "navigator.gpu.requestAdapter() returned no adapter"
+    : "this browser has no navigator.gpu";
   if (request === "webgpu") throw new NoWebGpuError(reason);
   return { device: "wasm", reason };
 }
@@ -161,19 +212,33 @@ export async function resolveDevice(request: DeviceRequest = "auto"): Promise<{ 
 // Errors
 
 /** Maps what transformers.js, fetch or the storage layer threw to a typed LmError. */
-export function classifyLoadError(e: unknown, src: Pick<ModelSource, "id" | "localModelPath" | "files">, where: string): unknown {
+export function classifyLoadError(
+  e: unknown,
+  src: Pick<ModelSource, "id" | "localModelPath" | "files">,
+  where: string,
+): unknown {
   if (e instanceof LmError) return e;
   const err = e as { name?: string; message?: string; status?: number } | null;
   const name = err?.name ?? "";
   const message = String(err?.message ?? e);
-  if (name === "QuotaExceededError" || /quota/i.test(message)) return new StorageQuotaError(src.id, message, { cause: e });
-  if (name === "ModelFileNotFoundError" || /could not locate file|not found locally|file was not found/i.test(message)) {
+  if (name === "QuotaExceededError" || /quota/i.test(message))
+    return new StorageQuotaError(src.id, message, { cause: e });
+  if (
+    name === "ModelFileNotFoundError" ||
+    /could not locate file|not found locally|file was not found/i.test(message)
+  ) {
     const detail = /locally at "([^"]+)"/.exec(message)?.[1];
-    const place = detail ? `no file at ${detail}` : src.localModelPath || src.files ? `not in ${where}` : `the hub has no such model or file (${message})`;
+    const place = detail
+      ? `no file at ${detail}`
+      : src.localModelPath || src.files
+        ? `not in ${where}`
+        : `the hub has no such model or file (${message})`;
     return new ModelNotFoundError(src.id, place, { cause: e });
   }
-  if (name === "TypeError" && /fetch|network|load failed/i.test(message)) return new OfflineError(src.id, { cause: e });
-  if (typeof navigator !== "undefined" && navigator.onLine === false) return new OfflineError(src.id, { cause: e });
+  if (name === "TypeError" && /fetch|network|load failed/i.test(message))
+    return new OfflineError(src.id, { cause: e });
+  if (typeof navigator !== "undefined" && navigator.onLine === false)
+    return new OfflineError(src.id, { cause: e });
   return e;
 }
 
@@ -183,11 +248,20 @@ function progressReporter(model: string, onProgress?: (p: LoadProgress) => void)
   return (info: Record<string, unknown>) => {
     if (!onProgress) return;
     const status = info.status as string;
-    if (status !== "initiate" && status !== "download" && status !== "progress" && status !== "done") return;
+    if (
+      status !== "initiate" &&
+      status !== "download" &&
+      status !== "progress" &&
+      status !== "done"
+    )
+      return;
     const file = String(info.file ?? "");
     const prev = files.get(file) ?? { loaded: 0, total: 0 };
     const total = Number(info.total ?? prev.total) || prev.total;
-    const loaded = status === "done" ? Math.max(prev.loaded, total) : Number(info.loaded ?? prev.loaded) || prev.loaded;
+    const loaded =
+      status === "done"
+        ? Math.max(prev.loaded, total)
+        : Number(info.loaded ?? prev.loaded) || prev.loaded;
     files.set(file, { loaded, total });
     onProgress({ kind: "file", model, file, status, loaded, total });
     let sumLoaded = 0;
@@ -254,9 +328,21 @@ export class TransformersLanguageModel implements LanguageModel {
         checkAborted(opts.signal, `loading ${src.id}`);
         // config.json first: its absence is the clearest "model not found" (a missing tokenizer
         // file only surfaces as a TypeError inside AutoTokenizer)
-        const config = await AutoConfig.from_pretrained(src.id, { progress_callback, revision: src.revision });
-        const tokenizer = await AutoTokenizer.from_pretrained(src.id, { progress_callback, revision: src.revision }).catch((e: unknown) => {
-          throw e instanceof TypeError ? new ModelNotFoundError(src.id, `${where} has config.json but no tokenizer (tokenizer.json, tokenizer_config.json)`, { cause: e }) : e;
+        const config = await AutoConfig.from_pretrained(src.id, {
+          progress_callback,
+          revision: src.revision,
+        });
+        const tokenizer = await AutoTokenizer.from_pretrained(src.id, {
+          progress_callback,
+          revision: src.revision,
+        }).catch((e: unknown) => {
+          throw e instanceof TypeError
+            ? new ModelNotFoundError(
+                src.id,
+                `${where} has config.json but no tokenizer (tokenizer.json, tokenizer_config.json)`,
+                { cause: e },
+              )
+            : e;
         });
         checkAborted(opts.signal, `loading ${src.id}`);
         const model = await AutoModelForCausalLM.from_pretrained(src.id, {
@@ -271,8 +357,16 @@ export class TransformersLanguageModel implements LanguageModel {
           throw new LmCancelledError(`loading ${src.id}`);
         }
         const c = model.config as unknown as Record<string, unknown>;
-        const contextLength = Number(c.max_position_embeddings ?? c.n_positions ?? c.n_ctx ?? Infinity);
-        const info: LoadedInfo = { id: src.id, device, fallbackReason: reason, contextLength, hasChatTemplate: !!tokenizer.chat_template };
+        const contextLength = Number(
+          c.max_position_embeddings ?? c.n_positions ?? c.n_ctx ?? Infinity,
+        );
+        const info: LoadedInfo = {
+          id: src.id,
+          device,
+          fallbackReason: reason,
+          contextLength,
+          hasChatTemplate: !!tokenizer.chat_template,
+        };
         opts.onProgress?.({ kind: "ready", model: src.id, device });
         return new TransformersLanguageModel(src.id, info, model, tokenizer);
       } catch (e) {
@@ -287,14 +381,21 @@ export class TransformersLanguageModel implements LanguageModel {
    */
   encodePrompt(prompt: LmPrompt): number[] {
     if ("chat" in prompt) {
-      if (!this.tokenizer.chat_template) throw new Error(`model "${this.id}" has no chat template: pass a text prompt (a base model?)`);
-      const text = this.tokenizer.apply_chat_template(prompt.chat, { tokenize: false, add_generation_prompt: true }) as string;
+      if (!this.tokenizer.chat_template)
+        throw new Error(
+          `model "${this.id}" has no chat template: pass a text prompt (a base model?)`,
+        );
+      const text = this.tokenizer.apply_chat_template(prompt.chat, {
+        tokenize: false,
+        add_generation_prompt: true,
+      }) as string;
       return this.tokenizer.encode(text, { add_special_tokens: false });
     }
     const ids = this.tokenizer.encode(prompt.text);
     if (ids.length === 0) {
       const bos = (this.tokenizer as unknown as { bos_token_id?: number }).bos_token_id;
-      if (bos === undefined || bos === null) throw new Error("the prompt is empty and the tokenizer has no BOS token to condition on");
+      if (bos === undefined || bos === null)
+        throw new Error("the prompt is empty and the tokenizer has no BOS token to condition on");
       return [bos];
     }
     return ids;
@@ -330,13 +431,18 @@ export class TransformersLanguageModel implements LanguageModel {
    * Mersenne Twister, so a seeded call is reproducible. Each reply's `logprob` is the sum of its
    * token log-probabilities under the model itself (temperature 1, no top-p), EOS excluded.
    */
-  generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: CallControl = {}): Promise<TokenGeneration[]> {
+  generate(
+    prompt: LmPrompt,
+    opts: GenerateOptions = {},
+    control: CallControl = {},
+  ): Promise<TokenGeneration[]> {
     return serial.run(async () => {
       this.#live();
       checkAborted(control.signal, "generation");
       const ids = this.encodePrompt(prompt);
       const n = opts.n ?? 1;
-      if (!(Number.isInteger(n) && n >= 1)) throw new Error(`n must be a positive integer, got ${n}`);
+      if (!(Number.isInteger(n) && n >= 1))
+        throw new Error(`n must be a positive integer, got ${n}`);
       const temperature = opts.temperature ?? 0;
       const topP = opts.topP ?? 1;
       if (!(temperature >= 0)) throw new Error(`temperature must be ≥ 0, got ${temperature}`);
@@ -344,7 +450,8 @@ export class TransformersLanguageModel implements LanguageModel {
       const sample = temperature > 0;
       const room = this.info.contextLength - ids.length;
       const maxNew = Math.min(opts.maxNewTokens ?? 64, room);
-      if (maxNew < 1) throw new ContextOverflowError(this.id, ids.length + 1, this.info.contextLength);
+      if (maxNew < 1)
+        throw new ContextOverflowError(this.id, ids.length + 1, this.info.contextLength);
       const rows = sample ? n : 1;
 
       const input = new Tensor(
@@ -352,7 +459,10 @@ export class TransformersLanguageModel implements LanguageModel {
         BigInt64Array.from({ length: rows * ids.length }, (_, i) => BigInt(ids[i % ids.length])),
         [rows, ids.length],
       );
-      const mask = new Tensor("int64", new BigInt64Array(rows * ids.length).fill(1n), [rows, ids.length]);
+      const mask = new Tensor("int64", new BigInt64Array(rows * ids.length).fill(1n), [
+        rows,
+        ids.length,
+      ]);
       if (sample) random.seed(opts.seed);
       let steps = 0;
       const stopOnAbort = (inputIds: bigint[][]) => {
@@ -399,8 +509,15 @@ export class TransformersLanguageModel implements LanguageModel {
         ids.length,
         control.signal,
       );
-      const gens = replies.map((g, r) => ({ text: this.decode(g), tokens: g.length, logprob: scores[r].logprob, ids: g }));
-      return sample ? gens : Array.from({ length: n }, () => ({ ...gens[0], ids: [...gens[0].ids] }));
+      const gens = replies.map((g, r) => ({
+        text: this.decode(g),
+        tokens: g.length,
+        logprob: scores[r].logprob,
+        ids: g,
+      }));
+      return sample
+        ? gens
+        : Array.from({ length: n }, () => ({ ...gens[0], ids: [...gens[0].ids] }));
     });
   }
 
@@ -412,7 +529,11 @@ export class TransformersLanguageModel implements LanguageModel {
    * string). All continuations go through one right-padded batched forward pass (chunked only
    * to bound memory).
    */
-  score(prompt: LmPrompt, continuations: string[], control: CallControl = {}): Promise<ContinuationScore[]> {
+  score(
+    prompt: LmPrompt,
+    continuations: string[],
+    control: CallControl = {},
+  ): Promise<ContinuationScore[]> {
     return serial.run(async () => {
       this.#live();
       const ids = this.encodePrompt(prompt);
@@ -426,10 +547,15 @@ export class TransformersLanguageModel implements LanguageModel {
   }
 
   /** Σ log p(seq[t] | seq[<t]) over t ≥ from, for each sequence (float64 log-softmax). */
-  async #logprobs(seqs: number[][], from: number, signal?: AbortSignal): Promise<ContinuationScore[]> {
+  async #logprobs(
+    seqs: number[][],
+    from: number,
+    signal?: AbortSignal,
+  ): Promise<ContinuationScore[]> {
     const V = Number((this.model.config as unknown as Record<string, unknown>).vocab_size);
     const longest = Math.max(...seqs.map((s) => s.length));
-    if (longest > this.info.contextLength) throw new ContextOverflowError(this.id, longest, this.info.contextLength);
+    if (longest > this.info.contextLength)
+      throw new ContextOverflowError(this.id, longest, this.info.contextLength);
     const perChunk = Math.max(1, Math.floor(32e6 / (longest * V))); // ≤ 128 MB of float32 logits per pass
     const results: ContinuationScore[] = [];
     for (let c0 = 0; c0 < seqs.length; c0 += perChunk) {
@@ -445,7 +571,10 @@ export class TransformersLanguageModel implements LanguageModel {
         }),
       );
       await nextMacrotask();
-      const outputs = (await this.model({ input_ids: new Tensor("int64", idData, [chunk.length, L]), attention_mask: new Tensor("int64", maskData, [chunk.length, L]) })) as Record<string, Tensor>;
+      const outputs = (await this.model({
+        input_ids: new Tensor("int64", idData, [chunk.length, L]),
+        attention_mask: new Tensor("int64", maskData, [chunk.length, L]),
+      })) as Record<string, Tensor>;
       const logitsTensor = outputs.logits;
       const logits = logitsTensor.data as Float32Array; // logits stay on the CPU; only present.* may live on the GPU
       const Vout = logitsTensor.dims[2];
@@ -522,7 +651,13 @@ export class TransformersEmbeddingModel implements EmbeddingModel {
           throw new LmCancelledError(`loading ${src.id}`);
         }
         const c = extractor.model.config as unknown as Record<string, unknown>;
-        const info: LoadedInfo = { id: src.id, device, fallbackReason: reason, contextLength: Number(c.max_position_embeddings ?? Infinity), hasChatTemplate: false };
+        const info: LoadedInfo = {
+          id: src.id,
+          device,
+          fallbackReason: reason,
+          contextLength: Number(c.max_position_embeddings ?? Infinity),
+          hasChatTemplate: false,
+        };
         opts.onProgress?.({ kind: "ready", model: src.id, device });
         return new TransformersEmbeddingModel(src.id, info, extractor);
       } catch (e) {

@@ -8,7 +8,12 @@
 import { Rng } from "../engine/random";
 import { LmCancelledError } from "./errors";
 import { distinctScores, embeddingDiversity, type DistinctScores } from "./measures";
-import { inBatches, type BatchOptions, type ControlledLanguageModel, type GenerateControl } from "./sampling";
+import {
+  inBatches,
+  type BatchOptions,
+  type ControlledLanguageModel,
+  type GenerateControl,
+} from "./sampling";
 import type { EmbeddingModel, Generation, LmPrompt } from "./types";
 import { parseVs, selectCandidate, type VsFormat, type VsTextSelection } from "./vs-parse";
 
@@ -21,7 +26,11 @@ export interface ComparePrompts<Outcomes> {
 }
 
 /** A model's replies to the dialogue state itself, for a model that reads act texts: Direct (`vsK` null) or VS with `vsK` candidates. */
-export type ActReplies = (vsK: number | null, opts: BatchOptions, control: GenerateControl) => Promise<Generation[]>;
+export type ActReplies = (
+  vsK: number | null,
+  opts: BatchOptions,
+  control: GenerateControl,
+) => Promise<Generation[]>;
 
 export interface CompareSampling {
   n: number; // replies each way
@@ -106,7 +115,9 @@ export interface CompareInput<Outcomes> {
 export const compareSteps = (n: number, k: number) => n + Math.ceil(n / k) + 1;
 
 /** N replies Direct (N samples) and VS (⌈N/k⌉ calls of k candidates, one selected per call), then the measures. */
-export async function compareDirectVs<Outcomes>(input: CompareInput<Outcomes>): Promise<Comparison<Outcomes>> {
+export async function compareDirectVs<Outcomes>(
+  input: CompareInput<Outcomes>,
+): Promise<Comparison<Outcomes>> {
   const { lm, prompts, actReplies, signal } = input;
   const { n, k, temperature, maxNewTokens, seed } = input.sampling;
   const emit = input.onProgress ?? (() => {});
@@ -116,7 +127,9 @@ export async function compareDirectVs<Outcomes>(input: CompareInput<Outcomes>): 
       emit({ kind: "batch", side: vsK === null ? "direct" : "vs", first, rows: opts.n });
       control = { signal, onText: (row, text) => emit({ kind: "text", row, text }) };
     }
-    return actReplies ? actReplies(vsK, opts, control) : lm.generate(vsK === null ? prompts.direct : prompts.vs(vsK), opts, control);
+    return actReplies
+      ? actReplies(vsK, opts, control)
+      : lm.generate(vsK === null ? prompts.direct : prompts.vs(vsK), opts, control);
   };
   let direct: ReplyView[] = [];
   let vs: VsCallView[] = [];
@@ -129,19 +142,34 @@ export async function compareDirectVs<Outcomes>(input: CompareInput<Outcomes>): 
   emit({ kind: "phase", phase: "direct" });
   await inBatches(n, signal, async (first, rows) => {
     const gens = await ask(null, { temperature, maxNewTokens, n: rows, seed: seed + first }, first);
-    direct = [...direct, ...gens.map((g) => ({ text: g.text.trim(), tokens: g.tokens, outcome: prompts.parseOutcome(g.text) }))];
+    direct = [
+      ...direct,
+      ...gens.map((g) => ({
+        text: g.text.trim(),
+        tokens: g.tokens,
+        outcome: prompts.parseOutcome(g.text),
+      })),
+    ];
     arrived(rows);
   });
 
   // VS: ⌈n/k⌉ calls of k candidates; one candidate selected per call
   emit({ kind: "phase", phase: "vs" });
   const rng = Rng.seed(seed);
-  const vsOpts = { temperature, maxNewTokens: k * maxNewTokens + 16 * k + 16, seed: seed + 100_003 };
+  const vsOpts = {
+    temperature,
+    maxNewTokens: k * maxNewTokens + 16 * k + 16,
+    seed: seed + 100_003,
+  };
   await inBatches(Math.ceil(n / k), signal, async (first, rows) => {
     const gens = await ask(k, { ...vsOpts, n: rows, seed: vsOpts.seed + first }, first);
     const views = gens.map((g): VsCallView => {
       const parsed = parseVs(g.text, { k });
-      const selected = parsed.candidates.length ? selectCandidate(parsed.candidates, input.sampling.selection, rng, { tailThreshold: input.sampling.tailThreshold }) : null;
+      const selected = parsed.candidates.length
+        ? selectCandidate(parsed.candidates, input.sampling.selection, rng, {
+            tailThreshold: input.sampling.tailThreshold,
+          })
+        : null;
       return {
         raw: g.text,
         format: parsed.format,
@@ -160,8 +188,18 @@ export async function compareDirectVs<Outcomes>(input: CompareInput<Outcomes>): 
   const vsAll = vs.flatMap((c) => c.candidates);
   const vsSel = vs.flatMap((c) => (c.selected === null ? [] : [c.candidates[c.selected]]));
   const groups = [directTexts, vsAll.map((c) => c.text), vsSel.map((c) => c.text)];
-  const { values: emb, note } = await groupDiversity(input.embedder, groups, signal, input.errorMessage ?? messageOf);
-  const measure = (label: string, texts: string[], outcomes: (number | null)[], embedding: number | null): MeasureSet<Outcomes> => ({
+  const { values: emb, note } = await groupDiversity(
+    input.embedder,
+    groups,
+    signal,
+    input.errorMessage ?? messageOf,
+  );
+  const measure = (
+    label: string,
+    texts: string[],
+    outcomes: (number | null)[],
+    embedding: number | null,
+  ): MeasureSet<Outcomes> => ({
     label,
     count: texts.length,
     uniqueShare: uniqueShare(texts),

@@ -3,7 +3,8 @@
 // so `lmErrorKind` reads the kind from either a live error or one that came through Comlink.
 // No ML runtime imports here: the page side uses this module too.
 
-export type LmErrorKind = "no-webgpu" | "model-not-found" | "offline" | "storage-quota" | "cancelled" | "context-overflow";
+export type LmErrorKind =
+  "no-webgpu" | "model-not-found" | "offline" | "storage-quota" | "cancelled" | "context-overflow";
 
 const NAMES: Record<LmErrorKind, string> = {
   "no-webgpu": "NoWebGpuError",
@@ -27,7 +28,10 @@ export class LmError extends Error {
 
 export class NoWebGpuError extends LmError {
   constructor(detail: string) {
-    super("no-webgpu", `WebGPU was requested but is not available: ${detail}. Choose device "auto" or "wasm" to run on the CPU.`);
+    super(
+      "no-webgpu",
+      `WebGPU was requested but is not available: ${detail}. Choose device "auto" or "wasm" to run on the CPU.`,
+    );
   }
 }
 
@@ -37,7 +41,11 @@ export class ModelNotFoundError extends LmError {
     where: string,
     options?: { cause?: unknown },
   ) {
-    super("model-not-found", `Model "${modelId}" was not found: ${where}. Check the model id (e.g. "HuggingFaceTB/SmolLM2-135M") or the local model folder.`, options);
+    super(
+      "model-not-found",
+      `Model "${modelId}" was not found: ${where}. Check the model id (e.g. "HuggingFaceTB/SmolLM2-135M") or the local model folder.`,
+      options,
+    );
   }
 }
 
@@ -46,7 +54,11 @@ export class OfflineError extends LmError {
     readonly modelId: string,
     options?: { cause?: unknown },
   ) {
-    super("offline", `Could not download model "${modelId}": the model hub is unreachable (offline?). Connect, or load a local copy (localModelPath) with remote downloads off.`, options);
+    super(
+      "offline",
+      `Could not download model "${modelId}": the model hub is unreachable (offline?). Connect, or load a local copy (localModelPath) with remote downloads off.`,
+      options,
+    );
   }
 }
 
@@ -56,7 +68,11 @@ export class StorageQuotaError extends LmError {
     detail: string,
     options?: { cause?: unknown },
   ) {
-    super("storage-quota", `Not enough browser storage to cache model "${modelId}" (${detail}). Free space by deleting cached models, or pick a smaller model or dtype.`, options);
+    super(
+      "storage-quota",
+      `Not enough browser storage to cache model "${modelId}" (${detail}). Free space by deleting cached models, or pick a smaller model or dtype.`,
+      options,
+    );
   }
 }
 
@@ -68,7 +84,10 @@ export class LmCancelledError extends LmError {
 
 export class ContextOverflowError extends LmError {
   constructor(modelId: string, tokens: number, limit: number) {
-    super("context-overflow", `${tokens} tokens do not fit model "${modelId}" (context ${limit}); shorten the prompt or ask for fewer new tokens.`);
+    super(
+      "context-overflow",
+      `${tokens} tokens do not fit model "${modelId}" (context ${limit}); shorten the prompt or ask for fewer new tokens.`,
+    );
   }
 }
 
@@ -76,6 +95,7 @@ export class ContextOverflowError extends LmError {
 export function lmErrorKind(e: unknown): LmErrorKind | null {
   if (e instanceof LmError) return e.kind;
   const name = (e as { name?: unknown } | null)?.name;
-  for (const [kind, n] of Object.entries(NAMES) as [LmErrorKind, string][]) if (n === name) return kind;
+  for (const [kind, n] of Object.entries(NAMES) as [LmErrorKind, string][])
+    if (n === name) return kind;
   return null;
 }

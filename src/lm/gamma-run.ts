@@ -5,7 +5,12 @@
 // the base model and γ fitted (lm-gamma.ts: mle, nce, SCOPE's). No benchmark is imported: the
 // caller hands in each state's prompts. Each step done is reported; a cancel lands between batches.
 import { lmGamma, type LmGammaPrompt, type LmGammaReport } from "./lm-gamma";
-import { inBatches, type BatchOptions, type ControlledLanguageModel, type GenerateControl } from "./sampling";
+import {
+  inBatches,
+  type BatchOptions,
+  type ControlledLanguageModel,
+  type GenerateControl,
+} from "./sampling";
 import type { Generation, LanguageModel, LmPrompt } from "./types";
 
 /** One reply of a transcript: the first line, trimmed (the next line would be another speaker's). */
@@ -55,11 +60,18 @@ export interface GammaRun {
 export async function sampleAndFitGamma(input: GammaRunInput): Promise<GammaRun> {
   const { instruct, base, signal } = input;
   const emit = input.onProgress ?? (() => {});
-  const sample = async (lm: ControlledLanguageModel, prompt: LmPrompt, seed: number, actReplies?: GammaState["actReplies"]) => {
+  const sample = async (
+    lm: ControlledLanguageModel,
+    prompt: LmPrompt,
+    seed: number,
+    actReplies?: GammaState["actReplies"],
+  ) => {
     const out: string[] = [];
     await inBatches(input.samples, signal, async (done, rows) => {
       const opts = { temperature: 1, maxNewTokens: input.maxNewTokens, n: rows, seed: seed + done };
-      const gens = actReplies ? await actReplies(opts, { signal }) : await lm.generate(prompt, opts, { signal });
+      const gens = actReplies
+        ? await actReplies(opts, { signal })
+        : await lm.generate(prompt, opts, { signal });
       out.push(...gens.map((g) => firstLine(g.text)));
     });
     return out;
@@ -74,12 +86,18 @@ export async function sampleAndFitGamma(input: GammaRunInput): Promise<GammaRun>
     emit({ kind: "phase", phase: "base", state: j });
     const baseSamples = await sample(base, s.baseText, input.seed + 1000 * j + 500);
     emit({ kind: "step" });
-    dropped += replies.length - keep(replies).length + baseSamples.length - keep(baseSamples).length;
-    if (keep(replies).length) prompts.push({ prompt: s.baseText, replies: keep(replies), baseSamples: keep(baseSamples) });
+    dropped +=
+      replies.length - keep(replies).length + baseSamples.length - keep(baseSamples).length;
+    if (keep(replies).length)
+      prompts.push({ prompt: s.baseText, replies: keep(replies), baseSamples: keep(baseSamples) });
   }
   if (prompts.length === 0) throw new Error("every instruct reply was empty; nothing to fit γ on");
   emit({ kind: "phase", phase: "fit" });
-  const scorer: LanguageModel = { id: base.id, generate: (p, o) => base.generate(p, o, { signal }), score: (p, c) => base.score(p, c, { signal }) };
+  const scorer: LanguageModel = {
+    id: base.id,
+    generate: (p, o) => base.generate(p, o, { signal }),
+    score: (p, c) => base.score(p, c, { signal }),
+  };
   const report = await lmGamma(prompts, scorer, { continuation: input.continuation });
   emit({ kind: "step" });
   return { report, dropped };

@@ -22,7 +22,19 @@
 // (π_γ ∝ exp(γ·mean token log-prob)), offered as a diagnostic against length effects.
 // SCOPE's three rough estimators run alongside on the same counts: the reference-free port
 // (`scopeGamma`) and the reference-aware Zipf / top-1 / entropy-ratio versions.
-import { attemptEstimate, entropyRatioGamma, gammaMLE, scopeGamma, top1Gamma, zipfGamma, type EntropyGamma, type GammaFit, type ScopeGamma, type Top1Gamma, type ZipfGamma } from "../metrics/gamma";
+import {
+  attemptEstimate,
+  entropyRatioGamma,
+  gammaMLE,
+  scopeGamma,
+  top1Gamma,
+  zipfGamma,
+  type EntropyGamma,
+  type GammaFit,
+  type ScopeGamma,
+  type Top1Gamma,
+  type ZipfGamma,
+} from "../metrics/gamma";
 import type { LanguageModel, LmPrompt } from "./types";
 import { pct } from "../util/format";
 
@@ -88,13 +100,18 @@ const defaultKey = (s: string) => s.trim().replace(/\s+/g, " ");
  * Scores every reply under the base model (one `score` call per prompt) and fits γ.
  * @throws when there are no prompts, or a prompt mixes fixed candidates with none at all.
  */
-export async function lmGamma(prompts: readonly LmGammaPrompt[], base: LanguageModel, opts: LmGammaOptions = {}): Promise<LmGammaReport> {
+export async function lmGamma(
+  prompts: readonly LmGammaPrompt[],
+  base: LanguageModel,
+  opts: LmGammaOptions = {},
+): Promise<LmGammaReport> {
   if (prompts.length === 0) throw new Error("lmGamma: no prompts");
   const key = opts.key ?? defaultKey;
   const cont = opts.continuation ?? ((s: string) => s);
   const norm = opts.lengthNormalise ?? false;
   const fixed = prompts.every((p) => p.candidates !== undefined);
-  if (!fixed && prompts.some((p) => p.candidates !== undefined)) throw new Error("lmGamma: give fixed candidates for every prompt or for none");
+  if (!fixed && prompts.some((p) => p.candidates !== undefined))
+    throw new Error("lmGamma: give fixed candidates for every prompt or for none");
   const withBase = prompts.some((p) => (p.baseSamples?.length ?? 0) > 0);
   const warnings: string[] = [];
 
@@ -129,7 +146,10 @@ export async function lmGamma(prompts: readonly LmGammaPrompt[], base: LanguageM
       }
     }
     const scores = reps.length ? await base.score(p.prompt, reps.map(cont)) : [];
-    if (scores.length !== reps.length) throw new Error(`lmGamma: ${base.id} returned ${scores.length} scores for ${reps.length} continuations`);
+    if (scores.length !== reps.length)
+      throw new Error(
+        `lmGamma: ${base.id} returned ${scores.length} scores for ${reps.length} continuations`,
+      );
     const value = (s: string) => {
       const sc = scores[texts.get(key(s))!];
       return norm ? sc.logprob / Math.max(1, sc.tokens) : sc.logprob;
@@ -147,7 +167,10 @@ export async function lmGamma(prompts: readonly LmGammaPrompt[], base: LanguageM
 
   const samples = contexts.reduce((s, c) => s + c.counts.reduce((a, b) => a + b, 0), 0);
   const outside = contexts.reduce((s, c) => s + c.outside, 0);
-  if (outside > 0) warnings.push(`${outside} instruct replies are outside the fixed candidate sets and were left out of mle and the rough estimators`);
+  if (outside > 0)
+    warnings.push(
+      `${outside} instruct replies are outside the fixed candidate sets and were left out of mle and the rough estimators`,
+    );
   const singles = contexts.reduce((s, c) => s + c.counts.filter((n) => n === 1).length, 0);
   const uniqueFraction = samples ? singles / samples : 0;
   if (!fixed && uniqueFraction > (opts.uniqueWarning ?? 0.5)) {
@@ -195,19 +218,29 @@ export interface NceGroup {
  * @throws when no group has both kinds of samples, every x within each group is equal, or the
  *   two kinds are perfectly separated (β = ±∞).
  */
-export function gammaNCE(groups: readonly NceGroup[], opts: { tol?: number; maxIter?: number } = {}): NceFit {
+export function gammaNCE(
+  groups: readonly NceGroup[],
+  opts: { tol?: number; maxIter?: number } = {},
+): NceFit {
   const tol = opts.tol ?? 1e-10;
   const maxIter = opts.maxIter ?? 100;
   const gs = groups
     .filter((g) => g.positive.length > 0 && g.negative.length > 0)
     .map((g) => {
       const xs = [...Array.from(g.positive), ...Array.from(g.negative)];
-      for (const x of xs) if (!Number.isFinite(x)) throw new Error(`gammaNCE: log-likelihood ${x} is not finite`);
+      for (const x of xs)
+        if (!Number.isFinite(x)) throw new Error(`gammaNCE: log-likelihood ${x} is not finite`);
       const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
-      return { x: Float64Array.from(xs, (x) => x - mean), y: Uint8Array.from(xs, (_, i) => (i < g.positive.length ? 1 : 0)) };
+      return {
+        x: Float64Array.from(xs, (x) => x - mean),
+        y: Uint8Array.from(xs, (_, i) => (i < g.positive.length ? 1 : 0)),
+      };
     });
   if (gs.length === 0) throw new Error("gammaNCE: no group has both instruct and base samples");
-  if (gs.every((g) => g.x.every((x) => Math.abs(x) < 1e-12))) throw new Error("gammaNCE: the base log-likelihood is constant within every group; the slope is not identifiable");
+  if (gs.every((g) => g.x.every((x) => Math.abs(x) < 1e-12)))
+    throw new Error(
+      "gammaNCE: the base log-likelihood is constant within every group; the slope is not identifiable",
+    );
   const b = new Float64Array(gs.length);
   let beta = 0;
   const logLik = (bb: Float64Array, be: number) => {
@@ -246,7 +279,10 @@ export function gammaNCE(groups: readonly NceGroup[], opts: { tol?: number; maxI
       S -= (hCB[c] * hCB[c]) / hCC[c];
       rhs -= (hCB[c] * gC[c]) / hCC[c];
     }
-    if (!(S > 0) || gs.some((_, c) => !(hCC[c] > 0))) throw new Error("gammaNCE: the instruct and base samples are perfectly separated; the slope is infinite");
+    if (!(S > 0) || gs.some((_, c) => !(hCC[c] > 0)))
+      throw new Error(
+        "gammaNCE: the instruct and base samples are perfectly separated; the slope is infinite",
+      );
     const dBeta = rhs / S;
     const dB = Float64Array.from(gC, (g, c) => (g - hCB[c] * dBeta) / hCC[c]);
     let step = 1;
@@ -262,11 +298,20 @@ export function gammaNCE(groups: readonly NceGroup[], opts: { tol?: number; maxI
       step /= 2;
     }
     if (Math.abs(step * dBeta) <= tol * Math.max(1, Math.abs(beta)) && step === 1) {
-      return { gamma: 1 + beta, se: 1 / Math.sqrt(S), slope: beta, groups: gs.length, samples: gs.reduce((s, g) => s + g.x.length, 0), iterations: it };
+      return {
+        gamma: 1 + beta,
+        se: 1 / Math.sqrt(S),
+        slope: beta,
+        groups: gs.length,
+        samples: gs.reduce((s, g) => s + g.x.length, 0),
+        iterations: it,
+      };
     }
     if (Math.abs(beta) > 1e6) break;
   }
-  throw new Error(`gammaNCE: no convergence in ${maxIter} iterations (slope ${beta}); the samples may be (nearly) separated`);
+  throw new Error(
+    `gammaNCE: no convergence in ${maxIter} iterations (slope ${beta}); the samples may be (nearly) separated`,
+  );
 }
 
 const sigmoid = (z: number) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));

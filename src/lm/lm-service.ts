@@ -1,7 +1,16 @@
 // The lm tier as one service object for a worker: it owns loaded models by handle, runs
 // cancellable jobs (generation, scoring, loads) and throttles load progress. No Comlink here —
 // workers/lm.worker.ts exposes it — so the same object runs (and is tested) in Node.
-import { TransformersEmbeddingModel, TransformersLanguageModel, runtimeVersions, type DeviceRequest, type LoadProgress, type LoadedInfo, type ModelSource, type TokenGeneration } from "./backend";
+import {
+  TransformersEmbeddingModel,
+  TransformersLanguageModel,
+  runtimeVersions,
+  type DeviceRequest,
+  type LoadProgress,
+  type LoadedInfo,
+  type ModelSource,
+  type TokenGeneration,
+} from "./backend";
 import type { ContinuationScore, GenerateOptions, LmPrompt } from "./types";
 import { throttle, type Throttled } from "../util/throttle";
 
@@ -51,12 +60,14 @@ export class LmService {
 
   /** Every URL this worker has fetched (Resource Timing), e.g. to show that a load stayed offline. */
   fetchedUrls(): string[] {
-    if (typeof performance === "undefined" || typeof performance.getEntriesByType !== "function") return [];
+    if (typeof performance === "undefined" || typeof performance.getEntriesByType !== "function")
+      return [];
     return performance.getEntriesByType("resource").map((e) => e.name);
   }
 
   #job<T>(jobId: string | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    if (jobId !== undefined && this.#jobs.has(jobId)) return Promise.reject(new Error(`a job with id ${jobId} is already running`));
+    if (jobId !== undefined && this.#jobs.has(jobId))
+      return Promise.reject(new Error(`a job with id ${jobId} is already running`));
     const controller = new AbortController();
     if (jobId !== undefined) this.#jobs.set(jobId, controller);
     return run(controller.signal).finally(() => {
@@ -71,7 +82,9 @@ export class LmService {
     onProgress?: (p: LoadProgress) => void,
   ): Promise<LoadedModel> {
     const { report, flush } = throttledProgress(onProgress, opts.progressMs ?? 100);
-    const model = await this.#job(opts.jobId, (signal) => load(src, { device: opts.device, onProgress: report, signal }));
+    const model = await this.#job(opts.jobId, (signal) =>
+      load(src, { device: opts.device, onProgress: report, signal }),
+    );
     flush();
     const handle = this.#next++;
     this.#models.set(handle, model);
@@ -79,34 +92,55 @@ export class LmService {
   }
 
   /** Loads a causal LM (tokenizer + ONNX weights); WebGPU when available unless `device` says otherwise. */
-  loadLanguageModel(src: ModelSource, opts: LmLoadOptions = {}, onProgress?: (p: LoadProgress) => void): Promise<LoadedModel> {
+  loadLanguageModel(
+    src: ModelSource,
+    opts: LmLoadOptions = {},
+    onProgress?: (p: LoadProgress) => void,
+  ): Promise<LoadedModel> {
     return this.#load((s, o) => TransformersLanguageModel.load(s, o), src, opts, onProgress);
   }
 
   /** Loads a sentence embedder through the feature-extraction pipeline. */
-  loadEmbeddingModel(src: ModelSource, opts: LmLoadOptions = {}, onProgress?: (p: LoadProgress) => void): Promise<LoadedModel> {
+  loadEmbeddingModel(
+    src: ModelSource,
+    opts: LmLoadOptions = {},
+    onProgress?: (p: LoadProgress) => void,
+  ): Promise<LoadedModel> {
     return this.#load((s, o) => TransformersEmbeddingModel.load(s, o), src, opts, onProgress);
   }
 
   #lm(handle: number): TransformersLanguageModel {
     const m = this.#models.get(handle);
-    if (!(m instanceof TransformersLanguageModel)) throw new Error(`no language model with handle ${handle}`);
+    if (!(m instanceof TransformersLanguageModel))
+      throw new Error(`no language model with handle ${handle}`);
     return m;
   }
 
   #embedder(handle: number): TransformersEmbeddingModel {
     const m = this.#models.get(handle);
-    if (!(m instanceof TransformersEmbeddingModel)) throw new Error(`no embedding model with handle ${handle}`);
+    if (!(m instanceof TransformersEmbeddingModel))
+      throw new Error(`no embedding model with handle ${handle}`);
     return m;
   }
 
   /** `onToken` gets the generation steps done so far after each step. */
-  generate(handle: number, prompt: LmPrompt, opts: GenerateOptions = {}, job: LmJob = {}, onToken?: (steps: number) => void): Promise<TokenGeneration[]> {
+  generate(
+    handle: number,
+    prompt: LmPrompt,
+    opts: GenerateOptions = {},
+    job: LmJob = {},
+    onToken?: (steps: number) => void,
+  ): Promise<TokenGeneration[]> {
     const lm = this.#lm(handle);
     return this.#job(job.jobId, (signal) => lm.generate(prompt, opts, { signal, onToken }));
   }
 
-  score(handle: number, prompt: LmPrompt, continuations: string[], job: LmJob = {}): Promise<ContinuationScore[]> {
+  score(
+    handle: number,
+    prompt: LmPrompt,
+    continuations: string[],
+    job: LmJob = {},
+  ): Promise<ContinuationScore[]> {
     const lm = this.#lm(handle);
     return this.#job(job.jobId, (signal) => lm.score(prompt, continuations, { signal }));
   }

@@ -33,7 +33,11 @@ export interface DistinctScores {
 }
 
 export function distinctScores(texts: readonly string[]): DistinctScores {
-  return { distinct1: distinctNTexts(texts, 1), distinct2: distinctNTexts(texts, 2), distinct3: distinctNTexts(texts, 3) };
+  return {
+    distinct1: distinctNTexts(texts, 1),
+    distinct2: distinctNTexts(texts, 2),
+    distinct3: distinctNTexts(texts, 3),
+  };
 }
 
 // ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -49,10 +53,14 @@ export function embeddingDiversity(vectors: readonly Float32Array[]): number {
   if (n < 2) throw new Error(`embeddingDiversity: need at least 2 vectors, got ${n}`);
   const dim = vectors[0].length;
   const norms = vectors.map((v, i) => {
-    if (v.length !== dim) throw new Error(`embeddingDiversity: vector ${i} has ${v.length} entries, vector 0 has ${dim}`);
+    if (v.length !== dim)
+      throw new Error(
+        `embeddingDiversity: vector ${i} has ${v.length} entries, vector 0 has ${dim}`,
+      );
     let s = 0;
     for (let j = 0; j < dim; j++) s += v[j] * v[j];
-    if (!(s > 0) || !Number.isFinite(s)) throw new Error(`embeddingDiversity: vector ${i} is zero or not finite`);
+    if (!(s > 0) || !Number.isFinite(s))
+      throw new Error(`embeddingDiversity: vector ${i} is zero or not finite`);
     return Math.sqrt(s);
   });
   let sum = 0;
@@ -67,6 +75,9 @@ export function embeddingDiversity(vectors: readonly Float32Array[]): number {
 }
 
 /** Embeds the texts with the model and returns their embedding diversity. */
-export async function embeddingDiversityOf(model: EmbeddingModel, texts: readonly string[]): Promise<number> {
+export async function embeddingDiversityOf(
+  model: EmbeddingModel,
+  texts: readonly string[],
+): Promise<number> {
   return embeddingDiversity(await model.embed([...texts]));
 }

@@ -9,7 +9,11 @@ const { onnx } = onnxProto;
 export const OPSET = 17; // LayerNormalization became a standard op in opset 17
 
 export type ElemType = "float32" | "int64" | "bool";
-const ELEM: Record<ElemType, number> = { float32: onnx.TensorProto.DataType.FLOAT, int64: onnx.TensorProto.DataType.INT64, bool: onnx.TensorProto.DataType.BOOL };
+const ELEM: Record<ElemType, number> = {
+  float32: onnx.TensorProto.DataType.FLOAT,
+  int64: onnx.TensorProto.DataType.INT64,
+  bool: onnx.TensorProto.DataType.BOOL,
+};
 
 /** A dimension: a fixed size or a symbol (e.g. "batch_size") that ORT reports in inputMetadata. */
 export type Dim = number | string;
@@ -21,7 +25,8 @@ export const float = (x: number) => ({ float: x });
 function attribute(name: string, v: Attr): onnxProto.onnx.IAttributeProto {
   const T = onnx.AttributeProto.AttributeType;
   if (typeof v === "number") {
-    if (!Number.isInteger(v)) throw new Error(`attribute ${name}: ${v} is not an integer; wrap floats with float()`);
+    if (!Number.isInteger(v))
+      throw new Error(`attribute ${name}: ${v} is not an integer; wrap floats with float()`);
     return { name, type: T.INT, i: v };
   }
   if (typeof v === "string") return { name, type: T.STRING, s: new TextEncoder().encode(v) };
@@ -35,7 +40,9 @@ function valueInfo(name: string, elem: ElemType, dims: Dim[]): onnxProto.onnx.IV
     type: {
       tensorType: {
         elemType: ELEM[elem],
-        shape: { dim: dims.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) },
+        shape: {
+          dim: dims.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })),
+        },
       },
     },
   };
@@ -65,7 +72,8 @@ export class OnnxGraph {
   }
 
   #claim(name: string): string {
-    if (this.#names.has(name)) throw new Error(`ONNX graph ${this.name}: the name ${name} is used twice`);
+    if (this.#names.has(name))
+      throw new Error(`ONNX graph ${this.name}: the name ${name} is used twice`);
     this.#names.add(name);
     return name;
   }
@@ -84,19 +92,31 @@ export class OnnxGraph {
 
   /** A float32 initializer (a weight). */
   weight(name: string, data: Float32Array, dims: number[]): string {
-    if (data.length !== dims.reduce((a, b) => a * b, 1)) throw new Error(`weight ${name}: ${data.length} values for shape [${dims}]`);
-    this.#inits.push({ name: this.#claim(name), dataType: ELEM.float32, dims, rawData: bytesOf(data) });
+    if (data.length !== dims.reduce((a, b) => a * b, 1))
+      throw new Error(`weight ${name}: ${data.length} values for shape [${dims}]`);
+    this.#inits.push({
+      name: this.#claim(name),
+      dataType: ELEM.float32,
+      dims,
+      rawData: bytesOf(data),
+    });
     return name;
   }
 
-  constFloat(values: number[] | number, dims: number[] = Array.isArray(values) ? [values.length] : []): string {
+  constFloat(
+    values: number[] | number,
+    dims: number[] = Array.isArray(values) ? [values.length] : [],
+  ): string {
     const data = Float32Array.from(Array.isArray(values) ? values : [values]);
     const name = this.#fresh("const_f");
     this.#inits.push({ name, dataType: ELEM.float32, dims, rawData: bytesOf(data) });
     return name;
   }
 
-  constInt(values: number[] | number, dims: number[] = Array.isArray(values) ? [values.length] : []): string {
+  constInt(
+    values: number[] | number,
+    dims: number[] = Array.isArray(values) ? [values.length] : [],
+  ): string {
     const data = BigInt64Array.from((Array.isArray(values) ? values : [values]).map(BigInt));
     const name = this.#fresh("const_i");
     this.#inits.push({ name, dataType: ELEM.int64, dims, rawData: bytesOf(data) });
@@ -108,8 +128,16 @@ export class OnnxGraph {
     return this.opN(type, inputs, 1, attrs, out ? [out] : undefined)[0];
   }
 
-  opN(type: string, inputs: string[], n: number, attrs: Record<string, Attr> = {}, outs?: string[]): string[] {
-    const outputs = outs ? outs.map((o) => this.#claim(o)) : Array.from({ length: n }, () => this.#fresh(type.toLowerCase()));
+  opN(
+    type: string,
+    inputs: string[],
+    n: number,
+    attrs: Record<string, Attr> = {},
+    outs?: string[],
+  ): string[] {
+    const outputs = outs
+      ? outs.map((o) => this.#claim(o))
+      : Array.from({ length: n }, () => this.#fresh(type.toLowerCase()));
     this.#nodes.push({
       opType: type,
       name: this.#fresh(`n_${type}`),
@@ -127,7 +155,13 @@ export class OnnxGraph {
       irVersion: 8,
       producerName: producer,
       opsetImport: [{ domain: "", version: OPSET }],
-      graph: { name: this.name, node: this.#nodes, initializer: this.#inits, input: this.#inputs, output: this.#outputs },
+      graph: {
+        name: this.name,
+        node: this.#nodes,
+        initializer: this.#inits,
+        input: this.#inputs,
+        output: this.#outputs,
+      },
     });
     return onnx.ModelProto.encode(model).finish();
   }

@@ -9,12 +9,18 @@ export const RECORDED_LM_FORMAT = "collapse-lab.lm-recording/1";
 /** The recordings the LM lab shows, under public/. */
 export const RECORDED_LM_EXAMPLES = ["recorded/lm/smollm2-135m-instruct.json"] as const;
 
-const Reply = z.strictObject({ text: z.string(), tokens: z.number().int().min(0), outcome: z.number().nullable() });
+const Reply = z.strictObject({
+  text: z.string(),
+  tokens: z.number().int().min(0),
+  outcome: z.number().nullable(),
+});
 const VsCall = z.strictObject({
   raw: z.string(),
   format: z.enum(["json", "tags", "loose-json", "list", "raw", "empty"]),
   warnings: z.array(z.string()),
-  candidates: z.array(z.strictObject({ text: z.string(), probability: z.number(), outcome: z.number().nullable() })),
+  candidates: z.array(
+    z.strictObject({ text: z.string(), probability: z.number(), outcome: z.number().nullable() }),
+  ),
   selected: z.number().int().min(0).nullable(),
 });
 const Outcomes = z.strictObject({
@@ -61,7 +67,10 @@ export const RecordedLmExample = z.strictObject({
     maxNewTokens: z.number().int(),
     seed: z.number().int(),
   }),
-  prompts: z.strictObject({ direct: z.array(z.strictObject({ role: z.string(), content: z.string() })), vs: z.array(z.strictObject({ role: z.string(), content: z.string() })) }),
+  prompts: z.strictObject({
+    direct: z.array(z.strictObject({ role: z.string(), content: z.string() })),
+    vs: z.array(z.strictObject({ role: z.string(), content: z.string() })),
+  }),
   direct: z.array(Reply),
   vs: z.array(VsCall),
   measures: z.strictObject({ direct: Measures, vsAll: Measures, vsSelected: Measures }),

@@ -52,9 +52,40 @@ interface Extracted {
   lastIncomplete: boolean;
 }
 
-const TEXT_KEYS = ["text", "response", "reply", "content", "utterance", "message", "answer", "output", "sentence", "candidate"];
-const PROB_KEYS = ["probability", "prob", "p", "confidence", "likelihood", "weight", "score", "percentage", "percent"];
-const LIST_KEYS = ["responses", "replies", "candidates", "outputs", "answers", "results", "samples", "options", "items"];
+const TEXT_KEYS = [
+  "text",
+  "response",
+  "reply",
+  "content",
+  "utterance",
+  "message",
+  "answer",
+  "output",
+  "sentence",
+  "candidate",
+];
+const PROB_KEYS = [
+  "probability",
+  "prob",
+  "p",
+  "confidence",
+  "likelihood",
+  "weight",
+  "score",
+  "percentage",
+  "percent",
+];
+const LIST_KEYS = [
+  "responses",
+  "replies",
+  "candidates",
+  "outputs",
+  "answers",
+  "results",
+  "samples",
+  "options",
+  "items",
+];
 
 /**
  * Reads a VS reply into candidates with probabilities that sum to 1. Never throws on model output.
@@ -62,23 +93,29 @@ const LIST_KEYS = ["responses", "replies", "candidates", "outputs", "answers", "
  */
 export function parseVs(raw: string, opts: VsParseOptions = {}): VsParse {
   const k = opts.k;
-  if (k !== undefined && !(Number.isInteger(k) && k >= 1)) throw new Error(`parseVs: k must be a positive integer, got ${k}`);
+  if (k !== undefined && !(Number.isInteger(k) && k >= 1))
+    throw new Error(`parseVs: k must be a positive integer, got ${k}`);
   const text = typeof raw === "string" ? raw : String(raw ?? "");
   const warnings: string[] = [];
-  if (text.trim() === "") return { candidates: [], warnings: ["the output is empty: no candidates"], format: "empty" };
+  if (text.trim() === "")
+    return { candidates: [], warnings: ["the output is empty: no candidates"], format: "empty" };
 
   const found = readTags(text) ?? readJson(text) ?? readLooseJson(text) ?? readList(text);
   if (!found) {
     return {
       candidates: [{ text: text.trim(), probability: 1 }],
-      warnings: ["no candidates could be read (no JSON, tags or list): the whole output is one candidate with probability 1"],
+      warnings: [
+        "no candidates could be read (no JSON, tags or list): the whole output is one candidate with probability 1",
+      ],
       format: "raw",
     };
   }
   warnings.push(...found.warnings);
   const candidates = finish(found, k, warnings);
   if (candidates.length === 0) {
-    warnings.push("no candidate had any text: the whole output is one candidate with probability 1");
+    warnings.push(
+      "no candidate had any text: the whole output is one candidate with probability 1",
+    );
     return { candidates: [{ text: text.trim(), probability: 1 }], warnings, format: "raw" };
   }
   return { candidates, warnings, format: found.format };
@@ -109,7 +146,9 @@ function finish(found: Extracted, k: number | undefined, warnings: string[]): Vs
     const key = t.toLowerCase().replace(/\s+/g, " ");
     const j = index.get(key);
     if (j !== undefined) {
-      warnings.push(`candidate ${i + 1} repeats candidate ${j + 1}; they were merged and their probabilities added`);
+      warnings.push(
+        `candidate ${i + 1} repeats candidate ${j + 1}; they were merged and their probabilities added`,
+      );
       const a = out[j].p;
       const b = probs[i];
       out[j].p = a === null ? b : b === null ? a : a + b;
@@ -143,7 +182,8 @@ function finish(found: Extracted, k: number | undefined, warnings: string[]): Vs
 function readProbabilities(items: RawItem[], warnings: string[]): (number | null)[] {
   const read = items.map((item, i) => {
     const r = readNumber(item.probability);
-    if (r.problem) warnings.push(`candidate ${i + 1}: probability ${r.problem}; treated as missing`);
+    if (r.problem)
+      warnings.push(`candidate ${i + 1}: probability ${r.problem}; treated as missing`);
     if (r.value !== null && r.value < 0) {
       warnings.push(`candidate ${i + 1}: negative probability ${r.value}; treated as missing`);
       return { value: null, percent: false };
@@ -151,9 +191,15 @@ function readProbabilities(items: RawItem[], warnings: string[]): (number | null
     return { value: r.value, percent: r.percent || (item.percentKey === true && r.value !== null) };
   });
   const plain = read.filter((r) => r.value !== null && !r.percent).map((r) => r.value!);
-  const asPercent = plain.some((v) => v > 1) && plain.every((v) => v <= 100) && plain.reduce((a, b) => a + b, 0) > 10;
-  if (asPercent || read.some((r) => r.percent)) warnings.push("probabilities were given as percentages; divided by 100");
-  return read.map((r) => (r.value === null ? null : r.percent || asPercent ? r.value / 100 : r.value));
+  const asPercent =
+    plain.some((v) => v > 1) &&
+    plain.every((v) => v <= 100) &&
+    plain.reduce((a, b) => a + b, 0) > 10;
+  if (asPercent || read.some((r) => r.percent))
+    warnings.push("probabilities were given as percentages; divided by 100");
+  return read.map((r) =>
+    r.value === null ? null : r.percent || asPercent ? r.value / 100 : r.value,
+  );
 }
 
 /**
@@ -163,7 +209,10 @@ function readProbabilities(items: RawItem[], warnings: string[]): (number | null
  * neither lost nor favoured; if none is stated (or all stated ones are 0) all are equal. Then
  * everything is divided by its sum. A sum off 1 by more than 0.01 is reported.
  */
-export function resolveProbabilities(stated: readonly (number | null)[], warnings: string[] = []): number[] {
+export function resolveProbabilities(
+  stated: readonly (number | null)[],
+  warnings: string[] = [],
+): number[] {
   const n = stated.length;
   if (n === 0) return [];
   // computed in units of the largest stated value when it exceeds 1, so that sums of huge stated
@@ -173,7 +222,11 @@ export function resolveProbabilities(stated: readonly (number | null)[], warning
   const m = n - known.length;
   const S = known.reduce((s, p) => s + p, 0);
   if (known.length === 0 || !(S > 0)) {
-    warnings.push(known.length === 0 ? `no usable probabilities; all ${n} candidates get 1/${n}` : `all stated probabilities are 0; all ${n} candidates get 1/${n}`);
+    warnings.push(
+      known.length === 0
+        ? `no usable probabilities; all ${n} candidates get 1/${n}`
+        : `all stated probabilities are 0; all ${n} candidates get 1/${n}`,
+    );
     return new Array<number>(n).fill(1 / n);
   }
   const leftOver = S < 1 / scale; // the stated ones sum to less than 1
@@ -186,13 +239,18 @@ export function resolveProbabilities(stated: readonly (number | null)[], warning
   }
   const filled = stated.map((p) => (p === null ? fill : p / scale));
   const total = filled.reduce((s, p) => s + p, 0);
-  if (Math.abs(total * scale - 1) > 0.01) warnings.push(`probabilities sum to ${(total * scale).toPrecision(3)}; normalised to 1`);
+  if (Math.abs(total * scale - 1) > 0.01)
+    warnings.push(`probabilities sum to ${(total * scale).toPrecision(3)}; normalised to 1`);
   return filled.map((p) => p / total);
 }
 
 function readNumber(v: unknown): { value: number | null; percent: boolean; problem?: string } {
-  if (v === undefined || v === null) return { value: null, percent: false, problem: v === null ? "is null" : undefined };
-  if (typeof v === "number") return Number.isFinite(v) ? { value: v, percent: false } : { value: null, percent: false, problem: `is ${v}` };
+  if (v === undefined || v === null)
+    return { value: null, percent: false, problem: v === null ? "is null" : undefined };
+  if (typeof v === "number")
+    return Number.isFinite(v)
+      ? { value: v, percent: false }
+      : { value: null, percent: false, problem: `is ${v}` };
   if (typeof v === "string") {
     const s = v.trim().replace(/^~|^about\s+/i, "");
     let m = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*%$/i.exec(s);
@@ -201,14 +259,20 @@ function readNumber(v: unknown): { value: number | null; percent: boolean; probl
     if (m) return { value: Number(m[1]), percent: false };
     m = /^(\d+)\s*\/\s*(\d+)$/.exec(s);
     if (m && Number(m[2]) > 0) return { value: Number(m[1]) / Number(m[2]), percent: false };
-    return { value: null, percent: false, problem: s === "" ? "is empty" : `is not a number (${JSON.stringify(s.slice(0, 20))})` };
+    return {
+      value: null,
+      percent: false,
+      problem: s === "" ? "is empty" : `is not a number (${JSON.stringify(s.slice(0, 20))})`,
+    };
   }
   return { value: null, percent: false, problem: `is not a number (${typeof v})` };
 }
 
 function cleanText(v: unknown): string {
   if (v === undefined || v === null) return "";
-  let t = (typeof v === "string" ? v : typeof v === "object" ? JSON.stringify(v) : String(v)).trim();
+  let t = (
+    typeof v === "string" ? v : typeof v === "object" ? JSON.stringify(v) : String(v)
+  ).trim();
   for (let again = true; again;) {
     again = false;
     const stripped = t.replace(/^\*\*(.*)\*\*$/s, "$1").trim();
@@ -240,12 +304,15 @@ function readTags(raw: string): Extracted | null {
     let block = raw.slice(start, end);
     const close = hasResponse ? /<\/response\s*>/i.exec(block) : null;
     if (close) block = block.slice(0, close.index);
-    const text = /<text\s*>([\s\S]*?)(?:<\/text\s*>|<probability\s*>|<\/response\s*>|$)/i.exec(block);
+    const text = /<text\s*>([\s\S]*?)(?:<\/text\s*>|<probability\s*>|<\/response\s*>|$)/i.exec(
+      block,
+    );
     const prob = /<probability\s*>\s*([\s\S]*?)\s*(?:<\/probability\s*>|<|$)/i.exec(block);
     if (!text) return;
     items.push({ text: text[1], probability: prob ? prob[1] : undefined });
     if (i === starts.length - 1) {
-      const complete = close !== null || (/<\/text\s*>/i.test(block) && /<\/probability\s*>/i.test(block));
+      const complete =
+        close !== null || (/<\/text\s*>/i.test(block) && /<\/probability\s*>/i.test(block));
       lastIncomplete = !complete;
     }
   });
@@ -265,7 +332,9 @@ interface Region {
 function readJson(raw: string): Extracted | null {
   // Look inside the first code fence if there is one (an unclosed fence runs to the end).
   const fence = /```[\w-]*[^\S\n]*\n?([\s\S]*?)(?:```|$)/.exec(raw);
-  const sources = fence ? [{ body: fence[1], offset: fence.index + fence[0].indexOf(fence[1]), fenced: true }] : [];
+  const sources = fence
+    ? [{ body: fence[1], offset: fence.index + fence[0].indexOf(fence[1]), fenced: true }]
+    : [];
   sources.push({ body: raw, offset: 0, fenced: false });
   for (const src of sources) {
     let tries = 0;
@@ -274,7 +343,12 @@ function readJson(raw: string): Extracted | null {
       const region = scanRegion(src.body, start);
       const found = parseRegion(src.body.slice(region.start, region.end), region.closed);
       if (!found) continue;
-      const outside = (src.fenced ? raw.slice(0, fence!.index) + raw.slice(fence!.index + fence![0].length) : "") + src.body.slice(0, region.start) + src.body.slice(region.end);
+      const outside =
+        (src.fenced
+          ? raw.slice(0, fence!.index) + raw.slice(fence!.index + fence![0].length)
+          : "") +
+        src.body.slice(0, region.start) +
+        src.body.slice(region.end);
       const prose = outside.replace(/```[\w-]*/g, "").trim();
       if (prose !== "") found.warnings.unshift(`ignored text around the JSON: ${snippet(prose)}`);
       return found;
@@ -289,7 +363,13 @@ function* jsonStarts(s: string): Generator<number> {
     const c = s[i];
     if (c !== "{" && c !== "[") continue;
     const rest = s.slice(i + 1, i + 80).trimStart();
-    if (rest === "" || /^["'“{[]/.test(rest) || (c === "{" && /^[A-Za-z_]\w*\s*:/.test(rest)) || (c === "[" && /^\]/.test(rest))) yield i;
+    if (
+      rest === "" ||
+      /^["'“{[]/.test(rest) ||
+      (c === "{" && /^[A-Za-z_]\w*\s*:/.test(rest)) ||
+      (c === "[" && /^\]/.test(rest))
+    )
+      yield i;
   }
 }
 
@@ -348,15 +428,28 @@ function parseRegion(region: string, closed: boolean): Extracted | null {
     if (loose && loose.items.length > (items?.length ?? 0)) return loose;
   }
   if (!items || items.length === 0) return null;
-  if (repaired && closed) warnings.push("repaired malformed JSON (e.g. trailing commas, single quotes or missing commas)");
-  if (!closed) warnings.push("the output ends in the middle of the JSON (cut off); the open brackets were closed");
+  if (repaired && closed)
+    warnings.push(
+      "repaired malformed JSON (e.g. trailing commas, single quotes or missing commas)",
+    );
+  if (!closed)
+    warnings.push(
+      "the output ends in the middle of the JSON (cut off); the open brackets were closed",
+    );
   // single-quoted JSON with apostrophes inside: jsonrepair turns those into double quotes
-  if (!region.includes('"')) for (const it of items) if (typeof it.text === "string") it.text = it.text.replace(/"/g, "'");
+  if (!region.includes('"'))
+    for (const it of items) if (typeof it.text === "string") it.text = it.text.replace(/"/g, "'");
   let lastIncomplete = false;
   if (!closed) {
     const tail = region.replace(/[\s,]+$/, "");
     const last = items[items.length - 1];
-    lastIncomplete = !(/[}\]]$/.test(tail) || (last.probability === undefined && /["'”]$/.test(tail) && typeof last.text === "string" && !/[{:]/.test(tail.slice(-3))));
+    lastIncomplete = !(
+      /[}\]]$/.test(tail) ||
+      (last.probability === undefined &&
+        /["'”]$/.test(tail) &&
+        typeof last.text === "string" &&
+        !/[{:]/.test(tail.slice(-3)))
+    );
   }
   return { items, format: "json", warnings, lastIncomplete };
 }
@@ -393,18 +486,27 @@ function itemsOf(v: unknown, warnings: string[], depth = 0): RawItem[] | null {
 
 function itemOf(x: unknown, warnings: string[]): RawItem | null {
   if (typeof x === "string") return { text: x, probability: undefined };
-  if (Array.isArray(x)) return x.length > 0 && typeof x[0] === "string" ? { text: x[0], probability: x[1] } : null;
+  if (Array.isArray(x))
+    return x.length > 0 && typeof x[0] === "string" ? { text: x[0], probability: x[1] } : null;
   if (!isRecord(x)) return null;
   let textKey = findKey(x, TEXT_KEYS);
   if (textKey && isRecord(x[textKey])) return itemOf(x[textKey], warnings); // {"response": {"text", "probability"}}
   const probKey = findKey(x, PROB_KEYS);
   if (!textKey) {
-    const strings = Object.entries(x).filter(([k, s]) => typeof s === "string" && k !== probKey && readNumber(s).value === null);
+    const strings = Object.entries(x).filter(
+      ([k, s]) => typeof s === "string" && k !== probKey && readNumber(s).value === null,
+    );
     if (strings.length === 0) return null;
-    textKey = strings.reduce((a, b) => ((b[1] as string).length > (a[1] as string).length ? b : a))[0];
+    textKey = strings.reduce((a, b) =>
+      (b[1] as string).length > (a[1] as string).length ? b : a,
+    )[0];
     warnings.push(`a candidate has no "text" key; read its "${textKey}" field as the text`);
   }
-  return { text: x[textKey], probability: probKey ? x[probKey] : undefined, percentKey: probKey !== undefined && /^percent/i.test(probKey) };
+  return {
+    text: x[textKey],
+    probability: probKey ? x[probKey] : undefined,
+    percentKey: probKey !== undefined && /^percent/i.test(probKey),
+  };
 }
 
 function findKey(o: Record<string, unknown>, names: readonly string[]): string | undefined {
@@ -416,14 +518,18 @@ function findKey(o: Record<string, unknown>, names: readonly string[]): string |
   return undefined;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 // ─────────────────────────────────────────────────────────────────────────────────────────────
 // 3. Loose key/value scan, for JSON-like text that no repair makes valid
 
 function readLooseJson(raw: string): Extracted | null {
   const textKey = new RegExp(`["']?(?:${TEXT_KEYS.join("|")})["']?\\s*:\\s*["“]`, "gi");
-  const probRe = new RegExp(`["']?(?:${PROB_KEYS.join("|")})["']?\\s*:\\s*["']?([^,"'}\\]\\s]+)`, "i");
+  const probRe = new RegExp(
+    `["']?(?:${PROB_KEYS.join("|")})["']?\\s*:\\s*["']?([^,"'}\\]\\s]+)`,
+    "i",
+  );
   const hits = [...raw.matchAll(textKey)];
   if (hits.length === 0) return null;
   const items: RawItem[] = [];
@@ -440,7 +546,14 @@ function readLooseJson(raw: string): Extracted | null {
     items.push({ text: text.replace(/\\"/g, '"'), probability: prob ? prob[1] : undefined });
     if (i === hits.length - 1) lastIncomplete = !/}/.test(after);
   });
-  return { items, format: "loose-json", warnings: ["the JSON is malformed beyond repair (e.g. unescaped quotes in a text); read the texts and probabilities by pattern"], lastIncomplete };
+  return {
+    items,
+    format: "loose-json",
+    warnings: [
+      "the JSON is malformed beyond repair (e.g. unescaped quotes in a text); read the texts and probabilities by pattern",
+    ],
+    lastIncomplete,
+  };
 }
 
 // ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -454,7 +567,9 @@ function readList(raw: string): Extracted | null {
   for (const line0 of raw.split(/\r?\n/)) {
     const line = line0.replace(/\*\*/g, "").replace(/__/g, "").trim();
     if (line === "") continue;
-    const probOnly = new RegExp(`^(?:[-*•]\\s*)?${PROB_LABEL}\\s*[:=]\\s*${NUM}\\s*$`, "i").exec(line);
+    const probOnly = new RegExp(`^(?:[-*•]\\s*)?${PROB_LABEL}\\s*[:=]\\s*${NUM}\\s*$`, "i").exec(
+      line,
+    );
     if (probOnly && items.length > 0 && items[items.length - 1].probability === undefined) {
       items[items.length - 1].probability = probOnly[1];
       continue;
@@ -479,8 +594,14 @@ function readList(raw: string): Extracted | null {
     body = body.replace(/^(?:text|response|reply)\s*\d*\s*:\s*/i, "").replace(/[\s,;:|–—-]+$/, "");
     items.push({ text: body, probability });
   }
-  if (items.length === 0 || (items.length < 2 && items.every((i) => i.probability === undefined))) return null;
-  return { items, format: "list", warnings: ["no JSON or tags found; read the candidates from a list"], lastIncomplete: false };
+  if (items.length === 0 || (items.length < 2 && items.every((i) => i.probability === undefined)))
+    return null;
+  return {
+    items,
+    format: "list",
+    warnings: ["no JSON or tags found; read the candidates from a list"],
+    lastIncomplete: false,
+  };
 }
 
 const snippet = (s: string) => JSON.stringify(s.length > 40 ? s.slice(0, 37) + "…" : s);
@@ -503,14 +624,24 @@ export interface SelectOptions {
  * main runs do; `prob` picks by their stated probabilities.
  * @throws on an empty list or a threshold outside [0, 1] (caller errors, not model output).
  */
-export function selectCandidate(cands: readonly VsTextCandidate[], selection: VsTextSelection, rng: Rng, opts: SelectOptions = {}): number {
+export function selectCandidate(
+  cands: readonly VsTextCandidate[],
+  selection: VsTextSelection,
+  rng: Rng,
+  opts: SelectOptions = {},
+): number {
   if (cands.length === 0) throw new Error("selectCandidate: no candidates");
   const tau = opts.tailThreshold ?? 0;
-  if (!(tau >= 0 && tau <= 1)) throw new Error(`selectCandidate: tailThreshold must lie in [0, 1], got ${tau}`);
+  if (!(tau >= 0 && tau <= 1))
+    throw new Error(`selectCandidate: tailThreshold must lie in [0, 1], got ${tau}`);
   let kept = cands.map((_, i) => i).filter((i) => cands[i].probability >= tau);
-  if (kept.length === 0) kept = [cands.reduce((best, c, i) => (c.probability > cands[best].probability ? i : best), 0)];
+  if (kept.length === 0)
+    kept = [cands.reduce((best, c, i) => (c.probability > cands[best].probability ? i : best), 0)];
   if (selection === "random") return kept[rng.int(kept.length)];
-  if (selection !== "prob") throw new Error(`selectCandidate: unknown selection ${JSON.stringify(selection satisfies never)}`);
+  if (selection !== "prob")
+    throw new Error(
+      `selectCandidate: unknown selection ${JSON.stringify(selection satisfies never)}`,
+    );
   const w = kept.map((i) => Math.max(0, cands[i].probability));
   return w.some((x) => x > 0) ? kept[rng.categorical(w)] : kept[rng.int(kept.length)];
 }

@@ -29,7 +29,8 @@ export function entropy(p: ArrayLike<number>): number {
  * @throws on a length mismatch, a negative or non-finite entry, or an all-zero input.
  */
 export function klDivergence(p: ArrayLike<number>, q: ArrayLike<number>): number {
-  if (p.length !== q.length) throw new Error(`klDivergence: p has ${p.length} entries and q has ${q.length}`);
+  if (p.length !== q.length)
+    throw new Error(`klDivergence: p has ${p.length} entries and q has ${q.length}`);
   const zp = total(p, "klDivergence p");
   const zq = total(q, "klDivergence q");
   let kl = 0;
@@ -49,7 +50,8 @@ export function klDivergence(p: ArrayLike<number>, q: ArrayLike<number>): number
  * @throws when n is not a positive integer.
  */
 export function distinctN(sequences: readonly (readonly number[])[], n: number): number {
-  if (!Number.isInteger(n) || n < 1) throw new Error(`distinctN: n must be a positive integer, got ${n}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`distinctN: n must be a positive integer, got ${n}`);
   const seen = new Set<string>();
   let count = 0;
   for (const seq of sequences) {
@@ -75,7 +77,11 @@ export interface Coverage {
  * as a reply pattern no human shows is no evidence of covering human behaviour.
  * @throws on an empty or duplicated universe, or a minCount that is not a positive integer.
  */
-export function modeCoverage(samples: readonly string[], modes: readonly string[], minCount = 5): Coverage {
+export function modeCoverage(
+  samples: readonly string[],
+  modes: readonly string[],
+  minCount = 5,
+): Coverage {
   return coverageOf(countModes([samples], modes, minCount), modes, minCount);
 }
 
@@ -93,25 +99,43 @@ export interface UnionOptions {
  * union of 3 covers 3–5× more). See `UnionOptions.rule` for how the union is formed; `counts`
  * are always the pooled counts.
  */
-export function unionCoverage(sampleSets: readonly (readonly string[])[], modes: readonly string[], minCount = 5, opts: UnionOptions = {}): Coverage {
+export function unionCoverage(
+  sampleSets: readonly (readonly string[])[],
+  modes: readonly string[],
+  minCount = 5,
+  opts: UnionOptions = {},
+): Coverage {
   const rule = opts.rule ?? "pooled";
   const pooled = countModes(sampleSets, modes, minCount);
   if (rule === "pooled") return coverageOf(pooled, modes, minCount);
-  if (rule !== "any") throw new Error(`unionCoverage: unknown rule ${JSON.stringify(rule satisfies never)}`);
+  if (rule !== "any")
+    throw new Error(`unionCoverage: unknown rule ${JSON.stringify(rule satisfies never)}`);
   const coveredSet = new Set<string>();
   for (const set of sampleSets) {
-    for (const m of coverageOf(countModes([set], modes, minCount), modes, minCount).coveredModes) coveredSet.add(m);
+    for (const m of coverageOf(countModes([set], modes, minCount), modes, minCount).coveredModes)
+      coveredSet.add(m);
   }
   const coveredModes = modes.filter((m) => coveredSet.has(m));
-  return { covered: coveredModes.length / modes.length, coveredModes, counts: pooled.counts, outside: pooled.outside };
+  return {
+    covered: coveredModes.length / modes.length,
+    coveredModes,
+    counts: pooled.counts,
+    outside: pooled.outside,
+  };
 }
 
-function countModes(sampleSets: readonly (readonly string[])[], modes: readonly string[], minCount: number) {
-  if (!Number.isInteger(minCount) || minCount < 1) throw new Error(`mode coverage: minCount must be a positive integer, got ${minCount}`);
+function countModes(
+  sampleSets: readonly (readonly string[])[],
+  modes: readonly string[],
+  minCount: number,
+) {
+  if (!Number.isInteger(minCount) || minCount < 1)
+    throw new Error(`mode coverage: minCount must be a positive integer, got ${minCount}`);
   if (modes.length === 0) throw new Error("mode coverage: the universe of modes is empty");
   const counts = new Map<string, number>();
   for (const m of modes) {
-    if (counts.has(m)) throw new Error(`mode coverage: mode ${JSON.stringify(m)} appears twice in the universe`);
+    if (counts.has(m))
+      throw new Error(`mode coverage: mode ${JSON.stringify(m)} appears twice in the universe`);
     counts.set(m, 0);
   }
   let outside = 0;
@@ -125,7 +149,11 @@ function countModes(sampleSets: readonly (readonly string[])[], modes: readonly 
   return { counts, outside };
 }
 
-function coverageOf({ counts, outside }: { counts: Map<string, number>; outside: number }, modes: readonly string[], minCount: number): Coverage {
+function coverageOf(
+  { counts, outside }: { counts: Map<string, number>; outside: number },
+  modes: readonly string[],
+  minCount: number,
+): Coverage {
   const coveredModes = modes.filter((m) => (counts.get(m) ?? 0) >= minCount);
   return { covered: coveredModes.length / modes.length, coveredModes, counts, outside };
 }
@@ -133,7 +161,8 @@ function coverageOf({ counts, outside }: { counts: Map<string, number>; outside:
 function total(p: ArrayLike<number>, what: string): number {
   let z = 0;
   for (let i = 0; i < p.length; i++) {
-    if (!(p[i] >= 0) || !Number.isFinite(p[i])) throw new Error(`${what}: entry ${i} is ${p[i]}; need finite non-negative numbers`);
+    if (!(p[i] >= 0) || !Number.isFinite(p[i]))
+      throw new Error(`${what}: entry ${i} is ${p[i]}; need finite non-negative numbers`);
     z += p[i];
   }
   if (!(z > 0)) throw new Error(`${what}: all entries are 0`);

@@ -67,7 +67,14 @@ export function gammaMLE(contexts: readonly GammaContext[], opts: GammaFitOption
   const fit = maximise(prepared, opts, "gammaMLE");
   const samples = prepared.reduce((s, c) => s + c.W, 0);
   const se = fit.gamma === Infinity || !(fit.d2 < 0) ? Infinity : 1 / Math.sqrt(-fit.d2);
-  return { gamma: fit.gamma, se, iterations: fit.iterations, logLik: fit.ll, samples, contexts: prepared.length };
+  return {
+    gamma: fit.gamma,
+    se,
+    iterations: fit.iterations,
+    logLik: fit.ll,
+    samples,
+    contexts: prepared.length,
+  };
 }
 
 export interface GammaDistribution {
@@ -89,10 +96,14 @@ export interface GammaKLFit {
  * counts p; when p_c = π_γ*(·|c) exactly it returns γ* (to ~1e-10).
  * @throws as gammaMLE, and when p puts mass on a disallowed option (KL = Infinity for every γ).
  */
-export function gammaMLEFromDistributions(pairs: readonly GammaDistribution[], opts: GammaFitOptions = {}): GammaKLFit {
+export function gammaMLEFromDistributions(
+  pairs: readonly GammaDistribution[],
+  opts: GammaFitOptions = {},
+): GammaKLFit {
   const scaled = pairs.map((c, i) => {
     const weight = c.weight ?? 1;
-    if (!(weight >= 0) || !Number.isFinite(weight)) throw new Error(`gammaMLEFromDistributions: context ${i} has weight ${weight}`);
+    if (!(weight >= 0) || !Number.isFinite(weight))
+      throw new Error(`gammaMLEFromDistributions: context ${i} has weight ${weight}`);
     const z = sumChecked(c.p, `gammaMLEFromDistributions: context ${i} p`);
     if (!(z > 0)) throw new Error(`gammaMLEFromDistributions: context ${i} has p summing to 0`);
     const w = new Float64Array(c.p.length);
@@ -102,8 +113,14 @@ export function gammaMLEFromDistributions(pairs: readonly GammaDistribution[], o
   const prepared = prepareAll(scaled, "gammaMLEFromDistributions", "p");
   const fit = maximise(prepared, { tol: 1e-12, ...opts }, "gammaMLEFromDistributions");
   let negH = 0; // Σ_c weight_c Σ p log p
-  for (const c of prepared) for (let y = 0; y < c.w.length; y++) if (c.w[y] > 0) negH += c.w[y] * Math.log(c.w[y] / c.W);
-  return { gamma: fit.gamma, kl: Math.max(0, negH - fit.ll), iterations: fit.iterations, contexts: prepared.length };
+  for (const c of prepared)
+    for (let y = 0; y < c.w.length; y++) if (c.w[y] > 0) negH += c.w[y] * Math.log(c.w[y] / c.W);
+  return {
+    gamma: fit.gamma,
+    kl: Math.max(0, negH - fit.ll),
+    iterations: fit.iterations,
+    contexts: prepared.length,
+  };
 }
 
 /** ℓ(γ) = Σ n_cy log π_γ(y|c), for profile plots and checks; γ = Infinity gives the limit. */
@@ -149,16 +166,27 @@ interface Prepared {
   onArgmax: boolean; // every unit of weight sits at d = 0
 }
 
-function prepareAll(raw: readonly { refLogp: ArrayLike<number>; w: ArrayLike<number> }[], fn: string, wName: string, requireInfo = true): Prepared[] {
+function prepareAll(
+  raw: readonly { refLogp: ArrayLike<number>; w: ArrayLike<number> }[],
+  fn: string,
+  wName: string,
+  requireInfo = true,
+): Prepared[] {
   if (raw.length === 0) throw new Error(`${fn}: no contexts`);
   const out: Prepared[] = [];
   raw.forEach((c, i) => {
-    if (c.refLogp.length !== c.w.length) throw new Error(`${fn}: context ${i} has ${c.refLogp.length} refLogp entries but ${c.w.length} ${wName}`);
+    if (c.refLogp.length !== c.w.length)
+      throw new Error(
+        `${fn}: context ${i} has ${c.refLogp.length} refLogp entries but ${c.w.length} ${wName}`,
+      );
     const { idx, d } = allowedOf(c.refLogp, `${fn}: context ${i}`);
     sumChecked(c.w, `${fn}: context ${i} ${wName}`);
     const allowed = new Set(idx);
     for (let y = 0; y < c.w.length; y++) {
-      if (c.w[y] > 0 && !allowed.has(y)) throw new Error(`${fn}: context ${i} puts ${wName} ${c.w[y]} on option ${y}, which the reference disallows`);
+      if (c.w[y] > 0 && !allowed.has(y))
+        throw new Error(
+          `${fn}: context ${i} puts ${wName} ${c.w[y]} on option ${y}, which the reference disallows`,
+        );
     }
     const w = Float64Array.from(idx, (y) => c.w[y]);
     let W = 0;
@@ -169,11 +197,14 @@ function prepareAll(raw: readonly { refLogp: ArrayLike<number>; w: ArrayLike<num
       sumWd += w[k] * d[k];
       if (d[k] === 0) ties++;
     }
-    if (W > 0) out.push({ d, w, W, sumWd, ties, informative: ties < d.length, onArgmax: sumWd === 0 });
+    if (W > 0)
+      out.push({ d, w, W, sumWd, ties, informative: ties < d.length, onArgmax: sumWd === 0 });
   });
   if (out.length === 0) throw new Error(`${fn}: no samples in any context`);
   if (requireInfo && !out.some((c) => c.informative)) {
-    throw new Error(`${fn}: γ is not identifiable — in every sampled context the reference is flat over its allowed options`);
+    throw new Error(
+      `${fn}: γ is not identifiable — in every sampled context the reference is flat over its allowed options`,
+    );
   }
   return out;
 }
@@ -196,7 +227,8 @@ function allowedOf(refLogp: ArrayLike<number>, what: string): { idx: number[]; d
 function sumChecked(w: ArrayLike<number>, what: string): number {
   let z = 0;
   for (let y = 0; y < w.length; y++) {
-    if (!(w[y] >= 0) || !Number.isFinite(w[y])) throw new Error(`${what}[${y}] is ${w[y]}; need finite non-negative numbers`);
+    if (!(w[y] >= 0) || !Number.isFinite(w[y]))
+      throw new Error(`${what}[${y}] is ${w[y]}; need finite non-negative numbers`);
     z += w[y];
   }
   return z;
@@ -240,7 +272,8 @@ function maximise(ctx: readonly Prepared[], opts: GammaFitOptions, fn: string) {
   const tol = opts.tol ?? 1e-10;
   const maxIter = opts.maxIter ?? 200;
   // ℓ' > 0 for every γ iff all samples sit on argmaxes: the likelihood rises towards γ = ∞.
-  if (ctx.every((c) => c.onArgmax)) return { gamma: Infinity, ll: limitLogLik(ctx), d2: 0, iterations: 0 };
+  if (ctx.every((c) => c.onArgmax))
+    return { gamma: Infinity, ll: limitLogLik(ctx), d2: 0, iterations: 0 };
   let iterations = 1;
   const at0 = evaluate(ctx, 0);
   if (at0.d1 <= 0) return { gamma: 0, ll: at0.ll, d2: at0.d2, iterations }; // flatter than π_ref: the boundary
@@ -256,7 +289,8 @@ function maximise(ctx: readonly Prepared[], opts: GammaFitOptions, fn: string) {
   }
   let x = (lo + hi) / 2;
   for (;;) {
-    if (++iterations > maxIter) throw new Error(`${fn}: no convergence in ${maxIter} iterations (γ ∈ [${lo}, ${hi}])`);
+    if (++iterations > maxIter)
+      throw new Error(`${fn}: no convergence in ${maxIter} iterations (γ ∈ [${lo}, ${hi}])`);
     const { d1, d2 } = evaluate(ctx, x);
     if (d1 > 0) lo = x;
     else if (d1 < 0) hi = x;
@@ -313,8 +347,15 @@ export interface ScopeGamma {
 export function scopeGamma(contexts: readonly ArrayLike<number>[]): ScopeGamma {
   if (contexts.length === 0) throw new Error("scopeGamma: no contexts");
   const perContext = contexts.map((c, i) => scopeContext(c, i));
-  const avg = (k: "zipf" | "concentration" | "entropy" | "mean") => perContext.reduce((s, r) => s + r[k], 0) / perContext.length;
-  return { zipf: avg("zipf"), concentration: avg("concentration"), entropy: avg("entropy"), mean: avg("mean"), perContext };
+  const avg = (k: "zipf" | "concentration" | "entropy" | "mean") =>
+    perContext.reduce((s, r) => s + r[k], 0) / perContext.length;
+  return {
+    zipf: avg("zipf"),
+    concentration: avg("concentration"),
+    entropy: avg("entropy"),
+    mean: avg("mean"),
+    perContext,
+  };
 }
 
 function scopeContext(c: ArrayLike<number>, i: number): ScopeGammaContext {
@@ -324,7 +365,15 @@ function scopeContext(c: ArrayLike<number>, i: number): ScopeGammaContext {
   for (let y = 0; y < c.length; y++) if (c[y] > 0) f.push(c[y] / z);
   f.sort((a, b) => b - a);
   const N = f.length;
-  const fallback = (method: ScopeGammaContext["method"]): ScopeGammaContext => ({ zipf: 1, concentration: 1, entropy: 1, mean: 1, method, numUnique: N, top1: f[0] });
+  const fallback = (method: ScopeGammaContext["method"]): ScopeGammaContext => ({
+    zipf: 1,
+    concentration: 1,
+    entropy: 1,
+    mean: 1,
+    method,
+    numUnique: N,
+    top1: f[0],
+  });
   if (N < 2) return fallback("degenerate");
   if (N < 3) return fallback("insufficient_data");
   // SCOPE adds 1e-10 inside its logs; kept so the numbers match its output.
@@ -335,7 +384,15 @@ function scopeContext(c: ArrayLike<number>, i: number): ScopeGammaContext {
   let H = 0;
   for (let r = 0; r < N; r++) H -= f[r] * y[r];
   const entropy = 1 / Math.max(H / Math.log(N), 0.01);
-  return { zipf, concentration, entropy, mean: (zipf + concentration + entropy) / 3, method: "fit", numUnique: N, top1: f[0] };
+  return {
+    zipf,
+    concentration,
+    entropy,
+    mean: (zipf + concentration + entropy) / 3,
+    method: "fit",
+    numUnique: N,
+    top1: f[0],
+  };
 }
 
 function olsSlope(x: readonly number[], y: readonly number[]): number {
@@ -373,7 +430,11 @@ interface RoughPrepared {
   sim: Float64Array; // simulator probabilities over allowed options
 }
 
-function prepareRough(contexts: readonly SimRefContext[], fn: string, skipFlat = true): RoughPrepared[] {
+function prepareRough(
+  contexts: readonly SimRefContext[],
+  fn: string,
+  skipFlat = true,
+): RoughPrepared[] {
   const prepared = prepareAll(
     contexts.map((c) => ({ refLogp: c.refLogp, w: c.sim })),
     fn,
@@ -452,8 +513,14 @@ export function zipfGamma(contexts: readonly SimRefContext[]): ZipfGamma {
     }
     points += K;
   }
-  if (points === 0) throw new Error("zipfGamma: no context has two observed options; the rank–frequency slope is undefined (gammaMLE handles a fully collapsed simulator)");
-  if (sxyRef === 0) throw new Error("zipfGamma: the reference is flat on the observed ranks; its slope is 0 and γ undefined");
+  if (points === 0)
+    throw new Error(
+      "zipfGamma: no context has two observed options; the rank–frequency slope is undefined (gammaMLE handles a fully collapsed simulator)",
+    );
+  if (sxyRef === 0)
+    throw new Error(
+      "zipfGamma: the reference is flat on the observed ranks; its slope is 0 and γ undefined",
+    );
   return { gamma: sxySim / sxyRef, simSlope: -sxySim / sxx, refSlope: -sxyRef / sxx, points };
 }
 
@@ -474,9 +541,11 @@ export interface Top1Gamma {
 export function top1Gamma(contexts: readonly SimRefContext[]): Top1Gamma {
   const prepared = prepareRough(contexts, "top1Gamma");
   const simTop1 = mean(prepared.map((c) => Math.max(...c.sim)));
-  const top1At = (g: number) => mean(prepared.map((c) => 1 / c.d.reduce((s, x) => s + Math.exp(g * x), 0)));
+  const top1At = (g: number) =>
+    mean(prepared.map((c) => 1 / c.d.reduce((s, x) => s + Math.exp(g * x), 0)));
   const atInf = mean(prepared.map((c) => 1 / c.d.filter((x) => x === 0).length));
-  const gamma = simTop1 <= top1At(0) ? 0 : simTop1 >= atInf ? Infinity : solveIncreasing(top1At, simTop1);
+  const gamma =
+    simTop1 <= top1At(0) ? 0 : simTop1 >= atInf ? Infinity : solveIncreasing(top1At, simTop1);
   return { gamma, simTop1, refTop1: top1At(1) };
 }
 
@@ -502,7 +571,10 @@ export function entropyRatioGamma(contexts: readonly SimRefContext[]): EntropyGa
   const prepared = prepareRough(contexts, "entropyRatioGamma", false);
   const hRef = mean(prepared.map((c) => entropyOfLog(c.logRef)));
   const hSim = mean(prepared.map((c) => entropyOfProbs(c.sim)));
-  if (!(hRef > 0)) throw new Error("entropyRatioGamma: the reference has zero entropy in every sampled context; there is nothing to sharpen");
+  if (!(hRef > 0))
+    throw new Error(
+      "entropyRatioGamma: the reference has zero entropy in every sampled context; there is nothing to sharpen",
+    );
   return { gamma: hSim > 0 ? hRef / hSim : Infinity, hRef, hSim };
 }
 
@@ -516,7 +588,8 @@ export function entropyMatchGamma(contexts: readonly SimRefContext[]): EntropyGa
   const hSim = mean(prepared.map((c) => entropyOfProbs(c.sim)));
   const hAt = (g: number) => mean(prepared.map((c) => entropyOfSharpened(c.d, g)));
   const atInf = mean(prepared.map((c) => Math.log(c.d.filter((x) => x === 0).length)));
-  const gamma = hSim >= hAt(0) ? 0 : hSim <= atInf ? Infinity : solveIncreasing((g) => -hAt(g), -hSim);
+  const gamma =
+    hSim >= hAt(0) ? 0 : hSim <= atInf ? Infinity : solveIncreasing((g) => -hAt(g), -hSim);
   return { gamma, hRef: hAt(1), hSim };
 }
 

@@ -57,15 +57,31 @@ export interface CompletionRequest extends SamplingParams {
 }
 
 const TopLogprob = z.object({ token: z.string(), logprob: z.number() });
-const TokenLogprob = z.object({ token: z.string(), logprob: z.number(), top_logprobs: z.array(TopLogprob).nullish() });
+const TokenLogprob = z.object({
+  token: z.string(),
+  logprob: z.number(),
+  top_logprobs: z.array(TopLogprob).nullish(),
+});
 const ChatChoice = z.object({
   index: z.number().int(),
   message: z.object({ role: z.string(), content: z.string().nullable() }),
   finish_reason: z.string().nullish(),
   logprobs: z.object({ content: z.array(TokenLogprob).nullable() }).nullish(),
 });
-const Usage = z.object({ prompt_tokens: z.number(), completion_tokens: z.number().optional(), total_tokens: z.number().optional() }).nullish();
-export const ChatCompletionSchema = z.object({ id: z.string(), object: z.string().optional(), model: z.string(), choices: z.array(ChatChoice).min(1), usage: Usage });
+const Usage = z
+  .object({
+    prompt_tokens: z.number(),
+    completion_tokens: z.number().optional(),
+    total_tokens: z.number().optional(),
+  })
+  .nullish();
+export const ChatCompletionSchema = z.object({
+  id: z.string(),
+  object: z.string().optional(),
+  model: z.string(),
+  choices: z.array(ChatChoice).min(1),
+  usage: Usage,
+});
 export type ChatCompletion = z.infer<typeof ChatCompletionSchema>;
 
 const CompletionChoice = z.object({
@@ -82,12 +98,25 @@ const CompletionChoice = z.object({
     .nullish(),
   prompt_logprobs: z.array(z.unknown()).nullish(),
 });
-export const CompletionSchema = z.object({ id: z.string(), model: z.string(), choices: z.array(CompletionChoice).min(1), usage: Usage });
+export const CompletionSchema = z.object({
+  id: z.string(),
+  model: z.string(),
+  choices: z.array(CompletionChoice).min(1),
+  usage: Usage,
+});
 export type Completion = z.infer<typeof CompletionSchema>;
 
 // example_messages: a valid chat turn for the model, offered by `collapse-lab serve` (whose models read only act texts)
 const ModelList = z.object({
-  data: z.array(z.object({ id: z.string(), owned_by: z.string().optional(), example_messages: z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() })).optional() })),
+  data: z.array(
+    z.object({
+      id: z.string(),
+      owned_by: z.string().optional(),
+      example_messages: z
+        .array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() }))
+        .optional(),
+    }),
+  ),
 });
 export type ModelInfo = z.infer<typeof ModelList>["data"][number];
 
@@ -141,12 +170,23 @@ export function normaliseBaseUrl(baseUrl: string): string {
   try {
     u = new URL(baseUrl);
   } catch {
-    throw new RemoteError("bad-request", `base URL ${JSON.stringify(baseUrl)} is not a URL; write it as http://host:port/v1`);
+    throw new RemoteError(
+      "bad-request",
+      `base URL ${JSON.stringify(baseUrl)} is not a URL; write it as http://host:port/v1`,
+    );
   }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new RemoteError("bad-request", `base URL ${u.origin}: only http and https are supported`);
+  if (u.protocol !== "http:" && u.protocol !== "https:")
+    throw new RemoteError("bad-request", `base URL ${u.origin}: only http and https are supported`);
   if (u.username || u.password)
-    throw new RemoteError("bad-request", `base URL ${u.host}: credentials in a URL are refused; give the API key separately (an environment variable, or the app's key field)`);
-  if (u.search || u.hash) throw new RemoteError("bad-request", `base URL ${u.origin}${u.pathname}: a query string or fragment is refused (an API key never goes in a URL)`);
+    throw new RemoteError(
+      "bad-request",
+      `base URL ${u.host}: credentials in a URL are refused; give the API key separately (an environment variable, or the app's key field)`,
+    );
+  if (u.search || u.hash)
+    throw new RemoteError(
+      "bad-request",
+      `base URL ${u.origin}${u.pathname}: a query string or fragment is refused (an API key never goes in a URL)`,
+    );
   return `${u.origin}${u.pathname}`.replace(/\/+$/, "");
 }
 
@@ -207,8 +247,10 @@ export class RemoteClient {
     this.backoffMs = opts.backoffMs ?? 250;
     this.maxWaitMs = opts.maxWaitMs ?? 20_000;
     this.#onRetry = opts.onRetry;
-    if (!(this.timeoutMs > 0)) throw new RemoteError("bad-request", `timeout must be > 0 ms, got ${this.timeoutMs}`);
-    if (!(Number.isInteger(this.retries) && this.retries >= 0)) throw new RemoteError("bad-request", `retries must be an integer ≥ 0, got ${this.retries}`);
+    if (!(this.timeoutMs > 0))
+      throw new RemoteError("bad-request", `timeout must be > 0 ms, got ${this.timeoutMs}`);
+    if (!(Number.isInteger(this.retries) && this.retries >= 0))
+      throw new RemoteError("bad-request", `retries must be an integer ≥ 0, got ${this.retries}`);
   }
 
   /** The client as text or JSON shows its URL only. */
@@ -221,7 +263,14 @@ export class RemoteClient {
   }
 
   async chat(req: ChatRequest, signal?: AbortSignal): Promise<ChatCompletion> {
-    const r = await this.#json("POST", "/chat/completions", { ...req, stream: false }, ChatCompletionSchema, signal, req.model);
+    const r = await this.#json(
+      "POST",
+      "/chat/completions",
+      { ...req, stream: false },
+      ChatCompletionSchema,
+      signal,
+      req.model,
+    );
     if (req.logprobs) {
       const missing = r.choices.find((c) => !c.logprobs?.content);
       if (missing)
@@ -234,10 +283,21 @@ export class RemoteClient {
   }
 
   async completions(req: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
-    const r = await this.#json("POST", "/completions", { ...req, stream: false }, CompletionSchema, signal, req.model);
+    const r = await this.#json(
+      "POST",
+      "/completions",
+      { ...req, stream: false },
+      CompletionSchema,
+      signal,
+      req.model,
+    );
     if (req.logprobs !== undefined) {
       const missing = r.choices.find((c) => !c.logprobs);
-      if (missing) throw new RemoteError("no-logprobs", `${this.baseUrl} (model ${req.model}): the completion reply has no log-probs although they were asked for (choice ${missing.index})`);
+      if (missing)
+        throw new RemoteError(
+          "no-logprobs",
+          `${this.baseUrl} (model ${req.model}): the completion reply has no log-probs although they were asked for (choice ${missing.index})`,
+        );
     }
     return r;
   }
@@ -263,8 +323,13 @@ export class RemoteClient {
     };
     let reader: ReadableStreamDefaultReader<string> | undefined;
     try {
-      const res = await this.#attempts((s) => this.#fetchOnce("POST", "/chat/completions", { ...req, stream: true }, s, req.model), ctl.signal, false);
-      if (!res.body) throw new RemoteError("malformed-reply", `${this.baseUrl}: the streamed reply has no body`);
+      const res = await this.#attempts(
+        (s) => this.#fetchOnce("POST", "/chat/completions", { ...req, stream: true }, s, req.model),
+        ctl.signal,
+        false,
+      );
+      if (!res.body)
+        throw new RemoteError("malformed-reply", `${this.baseUrl}: the streamed reply has no body`);
       reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       let done = false;
@@ -274,9 +339,19 @@ export class RemoteClient {
         try {
           chunk = await reader.read();
         } catch (e) {
-          if (signal?.aborted) throw new RemoteError("cancelled", `stream from ${this.baseUrl} cancelled`);
-          if (silent) throw new RemoteError("timeout", `the stream from ${this.baseUrl} was silent for ${this.timeoutMs} ms`);
-          throw new RemoteError("malformed-reply", `${this.baseUrl}: the stream broke off (${redact((e as Error)?.message ?? String(e), this.#apiKey)})`, undefined, { cause: e });
+          if (signal?.aborted)
+            throw new RemoteError("cancelled", `stream from ${this.baseUrl} cancelled`);
+          if (silent)
+            throw new RemoteError(
+              "timeout",
+              `the stream from ${this.baseUrl} was silent for ${this.timeoutMs} ms`,
+            );
+          throw new RemoteError(
+            "malformed-reply",
+            `${this.baseUrl}: the stream broke off (${redact((e as Error)?.message ?? String(e), this.#apiKey)})`,
+            undefined,
+            { cause: e },
+          );
         }
         if (chunk.done) break;
         buffer += chunk.value;
@@ -297,14 +372,31 @@ export class RemoteClient {
           const json = safeJson(data);
           // a server that fails after the stream began ends it with an error event (OpenAI's shape)
           const failed = StreamError.safeParse(json);
-          if (failed.success) throw new RemoteError("server-error", `${this.baseUrl}: the stream ended with the server's error: ${redact(clip(failed.data.error.message), this.#apiKey)}`);
+          if (failed.success)
+            throw new RemoteError(
+              "server-error",
+              `${this.baseUrl}: the stream ended with the server's error: ${redact(clip(failed.data.error.message), this.#apiKey)}`,
+            );
           const parsed = ChatChunk.safeParse(json);
-          if (!parsed.success) throw new RemoteError("malformed-reply", `${this.baseUrl}: a streamed event is in no known format: ${clip(data)}`);
+          if (!parsed.success)
+            throw new RemoteError(
+              "malformed-reply",
+              `${this.baseUrl}: a streamed event is in no known format: ${clip(data)}`,
+            );
           for (const c of parsed.data.choices)
-            yield { index: c.index, content: c.delta.content ?? "", ...(c.finish_reason ? { finishReason: c.finish_reason } : {}), ...(c.logprobs?.content ? { logprobs: c.logprobs.content } : {}) };
+            yield {
+              index: c.index,
+              content: c.delta.content ?? "",
+              ...(c.finish_reason ? { finishReason: c.finish_reason } : {}),
+              ...(c.logprobs?.content ? { logprobs: c.logprobs.content } : {}),
+            };
         }
       }
-      if (!done) throw new RemoteError("malformed-reply", `${this.baseUrl}: the stream ended without its closing [DONE] event (connection dropped?)`);
+      if (!done)
+        throw new RemoteError(
+          "malformed-reply",
+          `${this.baseUrl}: the stream ended without its closing [DONE] event (connection dropped?)`,
+        );
     } finally {
       clearTimeout(idle);
       signal?.removeEventListener("abort", onAbort);
@@ -318,21 +410,43 @@ export class RemoteClient {
    * and prompt log-probs on /completions (echo). Costs at most four tiny requests. `messages` is
    * the chat turn to try (a server that checks its input, like `serve`, needs a valid dialogue).
    */
-  async probe(model: string, opts: { messages?: ChatMessageIn[]; signal?: AbortSignal } = {}): Promise<Capabilities> {
+  async probe(
+    model: string,
+    opts: { messages?: ChatMessageIn[]; signal?: AbortSignal } = {},
+  ): Promise<Capabilities> {
     const signal = opts.signal;
     const listed = await this.models(signal);
     const models = listed.map((m) => m.id);
     if (!models.includes(model))
-      throw new RemoteError("model-not-found", `${this.baseUrl} has no model ${JSON.stringify(model)}; it lists ${models.length ? models.map((m) => JSON.stringify(m)).join(", ") : "none"}`);
-    const caps: Capabilities = { baseUrl: this.baseUrl, models, model, chat: false, chatLogprobs: false, n: false, completions: false, echoLogprobs: false, promptLogprobs: false, notes: [] };
-    const messages: ChatMessageIn[] = opts.messages ?? listed.find((m) => m.id === model)?.example_messages ?? [{ role: "user", content: "Hello" }];
+      throw new RemoteError(
+        "model-not-found",
+        `${this.baseUrl} has no model ${JSON.stringify(model)}; it lists ${models.length ? models.map((m) => JSON.stringify(m)).join(", ") : "none"}`,
+      );
+    const caps: Capabilities = {
+      baseUrl: this.baseUrl,
+      models,
+      model,
+      chat: false,
+      chatLogprobs: false,
+      n: false,
+      completions: false,
+      echoLogprobs: false,
+      promptLogprobs: false,
+      notes: [],
+    };
+    const messages: ChatMessageIn[] = opts.messages ??
+      listed.find((m) => m.id === model)?.example_messages ?? [{ role: "user", content: "Hello" }];
     try {
-      const r = await this.chat({ model, messages, max_tokens: 1, n: 2, temperature: 1, seed: 0 }, signal);
+      const r = await this.chat(
+        { model, messages, max_tokens: 1, n: 2, temperature: 1, seed: 0 },
+        signal,
+      );
       caps.chat = true;
       caps.n = r.choices.length === 2;
       if (!caps.n) caps.notes.push("n > 1 is ignored: sampling n replies costs n requests");
     } catch (e) {
-      if (!(e instanceof RemoteError) || e.kind === "cancelled" || e.kind === "unauthorised") throw e;
+      if (!(e instanceof RemoteError) || e.kind === "cancelled" || e.kind === "unauthorised")
+        throw e;
       caps.notes.push(`chat with n = 2: ${e.message}`);
       try {
         await this.chat({ model, messages, max_tokens: 1 }, signal);
@@ -344,7 +458,10 @@ export class RemoteClient {
     }
     if (caps.chat) {
       try {
-        const r = await this.chat({ model, messages, max_tokens: 1, logprobs: true, top_logprobs: 2 }, signal);
+        const r = await this.chat(
+          { model, messages, max_tokens: 1, logprobs: true, top_logprobs: 2 },
+          signal,
+        );
         caps.chatLogprobs = !!r.choices[0].logprobs?.content?.[0]?.top_logprobs?.length;
       } catch (e) {
         if (!(e instanceof RemoteError) || e.kind === "cancelled") throw e;
@@ -353,29 +470,48 @@ export class RemoteClient {
     }
     try {
       const prompt = "Hello there";
-      const r = await this.completions({ model, prompt, max_tokens: 1, echo: true, logprobs: 0, temperature: 0 }, signal);
+      const r = await this.completions(
+        { model, prompt, max_tokens: 1, echo: true, logprobs: 0, temperature: 0 },
+        signal,
+      );
       caps.completions = true;
       const lp = r.choices[0].logprobs;
-      caps.echoLogprobs = !!lp?.text_offset && lp.tokens.join("").startsWith(prompt) && lp.token_logprobs.length === lp.text_offset.length;
+      caps.echoLogprobs =
+        !!lp?.text_offset &&
+        lp.tokens.join("").startsWith(prompt) &&
+        lp.token_logprobs.length === lp.text_offset.length;
     } catch (e) {
       if (!(e instanceof RemoteError) || e.kind === "cancelled") throw e;
       caps.notes.push(`/completions with echo: ${e.message}`);
     }
     if (caps.completions && !caps.echoLogprobs) {
       try {
-        const r = await this.completions({ model, prompt: "Hello there", max_tokens: 1, prompt_logprobs: 0, temperature: 0 }, signal);
+        const r = await this.completions(
+          { model, prompt: "Hello there", max_tokens: 1, prompt_logprobs: 0, temperature: 0 },
+          signal,
+        );
         caps.promptLogprobs = promptTokenLogprobs(r.choices[0].prompt_logprobs) !== null;
       } catch (e) {
         if (!(e instanceof RemoteError) || e.kind === "cancelled") throw e;
       }
-      if (!caps.promptLogprobs) caps.notes.push("/completions gives no prompt log-probs (neither echo with offsets nor prompt_logprobs): act labels cannot be scored there");
+      if (!caps.promptLogprobs)
+        caps.notes.push(
+          "/completions gives no prompt log-probs (neither echo with offsets nor prompt_logprobs): act labels cannot be scored there",
+        );
     }
     return caps;
   }
 
   // ── plumbing ──────────────────────────────────────────────────────────────────────────────
 
-  async #json<T>(method: "GET" | "POST", path: string, body: unknown, schema: z.ZodType<T>, signal?: AbortSignal, model?: string): Promise<T> {
+  async #json<T>(
+    method: "GET" | "POST",
+    path: string,
+    body: unknown,
+    schema: z.ZodType<T>,
+    signal?: AbortSignal,
+    model?: string,
+  ): Promise<T> {
     return this.#attempts(async (attemptSignal) => {
       const res = await this.#fetchOnce(method, path, body, attemptSignal, model);
       let text: string;
@@ -385,11 +521,18 @@ export class RemoteClient {
         throw this.#connectionProblem(e, attemptSignal, "while reading the reply");
       }
       const json = safeJson(text);
-      if (json === undefined) throw new Transient("malformed-reply", `${this.baseUrl}${path}: the reply is not JSON (truncated?): ${clip(text)}`);
+      if (json === undefined)
+        throw new Transient(
+          "malformed-reply",
+          `${this.baseUrl}${path}: the reply is not JSON (truncated?): ${clip(text)}`,
+        );
       const parsed = schema.safeParse(json);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        throw new Transient("malformed-reply", `${this.baseUrl}${path}: the reply is in no known format (${issue.path.join(".") || "(root)"}: ${issue.message}): ${clip(text)}`);
+        throw new Transient(
+          "malformed-reply",
+          `${this.baseUrl}${path}: the reply is in no known format (${issue.path.join(".") || "(root)"}: ${issue.message}): ${clip(text)}`,
+        );
       }
       return parsed.data;
     }, signal);
@@ -399,22 +542,52 @@ export class RemoteClient {
    * Runs `attempt` with a per-attempt timeout, retrying transient failures with backoff. With
    * `unlink` false the attempt stays tied to `signal` after it returns (a stream's body is read later).
    */
-  async #attempts<T>(attempt: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal, unlink = true): Promise<T> {
+  async #attempts<T>(
+    attempt: (signal: AbortSignal) => Promise<T>,
+    signal?: AbortSignal,
+    unlink = true,
+  ): Promise<T> {
     for (let i = 0; ; i++) {
-      if (signal?.aborted) throw new RemoteError("cancelled", `request to ${this.baseUrl} cancelled`);
+      if (signal?.aborted)
+        throw new RemoteError("cancelled", `request to ${this.baseUrl} cancelled`);
       const controller = new AbortController();
-      const onAbort = () => controller.abort(new RemoteError("cancelled", `request to ${this.baseUrl} cancelled`));
+      const onAbort = () =>
+        controller.abort(new RemoteError("cancelled", `request to ${this.baseUrl} cancelled`));
       signal?.addEventListener("abort", onAbort, { once: true });
-      const timer = setTimeout(() => controller.abort(new Transient("timeout", `no reply from ${this.baseUrl} within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const timer = setTimeout(
+        () =>
+          controller.abort(
+            new Transient("timeout", `no reply from ${this.baseUrl} within ${this.timeoutMs} ms`),
+          ),
+        this.timeoutMs,
+      );
       try {
         return await attempt(controller.signal);
       } catch (e) {
-        const t = e instanceof Transient ? e : controller.signal.aborted && controller.signal.reason instanceof Transient ? controller.signal.reason : null;
-        if (signal?.aborted) throw new RemoteError("cancelled", `request to ${this.baseUrl} cancelled`);
-        if (!t) throw e instanceof RemoteError ? e : new RemoteError("malformed-reply", `${this.baseUrl}: ${redact((e as Error)?.message ?? String(e), this.#apiKey)}`, undefined, { cause: e });
+        const t =
+          e instanceof Transient
+            ? e
+            : controller.signal.aborted && controller.signal.reason instanceof Transient
+              ? controller.signal.reason
+              : null;
+        if (signal?.aborted)
+          throw new RemoteError("cancelled", `request to ${this.baseUrl} cancelled`);
+        if (!t)
+          throw e instanceof RemoteError
+            ? e
+            : new RemoteError(
+                "malformed-reply",
+                `${this.baseUrl}: ${redact((e as Error)?.message ?? String(e), this.#apiKey)}`,
+                undefined,
+                { cause: e },
+              );
         if (i >= this.retries) {
           const tries = this.retries + 1;
-          throw new RemoteError(t.kind, `${redact(t.message, this.#apiKey)} (gave up after ${tries} attempt${tries > 1 ? "s" : ""})`, t.status);
+          throw new RemoteError(
+            t.kind,
+            `${redact(t.message, this.#apiKey)} (gave up after ${tries} attempt${tries > 1 ? "s" : ""})`,
+            t.status,
+          );
         }
         const backoff = Math.min(this.maxWaitMs, this.backoffMs * 2 ** i); // no jitter: nothing outside the UI draws unseeded randomness
         const waitMs = t.waitMs != null ? Math.min(this.maxWaitMs, t.waitMs) : backoff;
@@ -428,7 +601,13 @@ export class RemoteClient {
     }
   }
 
-  async #fetchOnce(method: "GET" | "POST", path: string, body: unknown, signal: AbortSignal, model?: string): Promise<Response> {
+  async #fetchOnce(
+    method: "GET" | "POST",
+    path: string,
+    body: unknown,
+    signal: AbortSignal,
+    model?: string,
+  ): Promise<Response> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
@@ -436,9 +615,18 @@ export class RemoteClient {
     let res: Response;
     try {
       // the URL is the base URL given with the key and a fixed path: the key goes nowhere else
-      res = await fetch(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, redirect: "error" });
+      res = await fetch(this.baseUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+        redirect: "error",
+      });
     } catch (e) {
-      if (!signal.aborted && /redirect/i.test(String((e as { cause?: { message?: string } })?.cause?.message ?? "")))
+      if (
+        !signal.aborted &&
+        /redirect/i.test(String((e as { cause?: { message?: string } })?.cause?.message ?? ""))
+      )
         throw new RemoteError(
           "bad-request",
           `${this.baseUrl}${path} answered with a redirect, which this client never follows (a key must not travel to another server): give the final URL as the base URL`,
@@ -451,24 +639,55 @@ export class RemoteClient {
     const where = `${this.baseUrl}${path}${model ? ` (model ${model})` : ""}`;
     if (RETRY_STATUS.has(res.status)) {
       const kind = res.status === 429 ? "rate-limited" : "server-error";
-      throw new Transient(kind, `${where} answered ${res.status}${detail ? `: ${detail}` : ""}`, res.status, retryAfterMs(res.headers.get("retry-after")));
+      throw new Transient(
+        kind,
+        `${where} answered ${res.status}${detail ? `: ${detail}` : ""}`,
+        res.status,
+        retryAfterMs(res.headers.get("retry-after")),
+      );
     }
     if (res.status === 401 || res.status === 403)
-      throw new RemoteError("unauthorised", `${where} refused the request (${res.status}${detail ? `: ${detail}` : ""}); check the API key given for this server`, res.status);
+      throw new RemoteError(
+        "unauthorised",
+        `${where} refused the request (${res.status}${detail ? `: ${detail}` : ""}); check the API key given for this server`,
+        res.status,
+      );
     if (res.status === 404) {
-      if (model && (detail.includes(model) || /model\b[^.]*(not found|does not exist|unknown)|(unknown|no such) model/i.test(detail)))
-        throw new RemoteError("model-not-found", `${where}: model not found${detail ? ` (${detail})` : ""}; \`collapse-lab remote-probe\` lists the server's models`, 404);
-      throw new RemoteError("not-offered", `${where}: the server does not offer this endpoint (404${detail ? `: ${detail}` : ""})`, 404);
+      if (
+        model &&
+        (detail.includes(model) ||
+          /model\b[^.]*(not found|does not exist|unknown)|(unknown|no such) model/i.test(detail))
+      )
+        throw new RemoteError(
+          "model-not-found",
+          `${where}: model not found${detail ? ` (${detail})` : ""}; \`collapse-lab remote-probe\` lists the server's models`,
+          404,
+        );
+      throw new RemoteError(
+        "not-offered",
+        `${where}: the server does not offer this endpoint (404${detail ? `: ${detail}` : ""})`,
+        404,
+      );
     }
-    throw new RemoteError("bad-request", `${where} refused the request (${res.status}${detail ? `: ${detail}` : ""})`, res.status);
+    throw new RemoteError(
+      "bad-request",
+      `${where} refused the request (${res.status}${detail ? `: ${detail}` : ""})`,
+      res.status,
+    );
   }
 
   #connectionProblem(e: unknown, signal: AbortSignal, when: string): Error {
-    if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new RemoteError("cancelled", "cancelled");
+    if (signal.aborted)
+      return signal.reason instanceof Error
+        ? signal.reason
+        : new RemoteError("cancelled", "cancelled");
     const err = e as { message?: string; cause?: { code?: string; message?: string } };
     const code = err?.cause?.code ?? "";
     const why = [code, err?.cause?.message ?? err?.message].filter(Boolean).join(" ");
-    return new Transient("unreachable", `could not reach ${this.baseUrl}${when ? ` ${when}` : ""} (${redact(why, this.#apiKey) || "connection failed"})`);
+    return new Transient(
+      "unreachable",
+      `could not reach ${this.baseUrl}${when ? ` ${when}` : ""} (${redact(why, this.#apiKey) || "connection failed"})`,
+    );
   }
 }
 
@@ -502,9 +721,11 @@ function safeJson(text: string): unknown {
 
 /** The error message in an OpenAI-style error body ({error: {message}} or {message}), else the text, short. */
 function serverMessage(text: string): string {
-  const j = safeJson(text) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown } | undefined;
+  const j = safeJson(text) as
+    { error?: { message?: unknown } | string; message?: unknown; detail?: unknown } | undefined;
   const m = typeof j?.error === "string" ? j.error : (j?.error?.message ?? j?.message ?? j?.detail);
   return clip(typeof m === "string" ? m : text);
 }
 
-const clip = (s: string, n = 200) => (s.length > n ? `${s.slice(0, n)}…` : s).replace(/\s+/g, " ").trim();
+const clip = (s: string, n = 200) =>
+  (s.length > n ? `${s.slice(0, n)}…` : s).replace(/\s+/g, " ").trim();

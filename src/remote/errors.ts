@@ -45,7 +45,8 @@ export class RemoteError extends Error {
 export function remoteErrorKind(e: unknown): RemoteErrorKind | null {
   if (e instanceof RemoteError) return e.kind;
   const name = (e as { name?: unknown } | null)?.name;
-  for (const [kind, n] of Object.entries(NAMES) as [RemoteErrorKind, string][]) if (n === name) return kind;
+  for (const [kind, n] of Object.entries(NAMES) as [RemoteErrorKind, string][])
+    if (n === name) return kind;
   return null;
 }
 

@@ -4,8 +4,20 @@
 // text prompts to /completions; `score` reads a continuation's log-likelihood from /completions
 // with `echo` (every continuation of a prompt in one request), for text prompts only: a chat
 // prompt would need the model's chat template, which only the server knows.
-import type { ContinuationScore, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../lm/types";
-import { promptTokenLogprobs, sleep, type ChatRequest, type RemoteClient, type StreamDelta } from "./client";
+import type {
+  ContinuationScore,
+  GenerateOptions,
+  Generation,
+  LanguageModel,
+  LmPrompt,
+} from "../lm/types";
+import {
+  promptTokenLogprobs,
+  sleep,
+  type ChatRequest,
+  type RemoteClient,
+  type StreamDelta,
+} from "./client";
 import { RemoteError, remoteErrorKind } from "./errors";
 
 /** A reply's whole text so far, as it streams in; `index` is its place among the replies the call returns. */
@@ -30,11 +42,18 @@ export interface ChatReply {
  * live text restarts) up to the client's retry count, then ends in the client's typed error: a
  * cut-off reply is never returned.
  */
-export async function chatReplies(client: RemoteClient, req: ChatRequest, control: { signal?: AbortSignal; onText?: OnText } = {}): Promise<ChatReply[]> {
+export async function chatReplies(
+  client: RemoteClient,
+  req: ChatRequest,
+  control: { signal?: AbortSignal; onText?: OnText } = {},
+): Promise<ChatReply[]> {
   const { signal, onText } = control;
   if (!onText) {
     const r = await client.chat(req, signal);
-    return r.choices.map((c) => ({ text: c.message.content ?? "", logprobs: c.logprobs?.content ?? null }));
+    return r.choices.map((c) => ({
+      text: c.message.content ?? "",
+      logprobs: c.logprobs?.content ?? null,
+    }));
   }
   const n = req.n ?? 1;
   for (let attempt = 0; ; attempt++) {
@@ -45,7 +64,10 @@ export async function chatReplies(client: RemoteClient, req: ChatRequest, contro
       for await (const d of client.chatStream(req, signal)) {
         began = true;
         if (!(Number.isInteger(d.index) && d.index >= 0 && d.index < n))
-          throw new RemoteError("malformed-reply", `${client.baseUrl} (model ${req.model}): a streamed choice has index ${d.index}, outside the ${n} asked for`);
+          throw new RemoteError(
+            "malformed-reply",
+            `${client.baseUrl} (model ${req.model}): a streamed choice has index ${d.index}, outside the ${n} asked for`,
+          );
         texts[d.index] = (texts[d.index] ?? "") + d.content;
         if (d.logprobs) (logprobs[d.index] ??= []).push(...d.logprobs);
         if (d.content) onText(d.index, texts[d.index]);
@@ -53,7 +75,17 @@ export async function chatReplies(client: RemoteClient, req: ChatRequest, contro
     } catch (e) {
       const kind = remoteErrorKind(e);
       // a stream cut off or ended by the server's error event after it began: sent again, as a 5xx before it would be
-      if (!began || attempt >= client.retries || !(kind === "malformed-reply" || kind === "timeout" || kind === "unreachable" || kind === "server-error")) throw e;
+      if (
+        !began ||
+        attempt >= client.retries ||
+        !(
+          kind === "malformed-reply" ||
+          kind === "timeout" ||
+          kind === "unreachable" ||
+          kind === "server-error"
+        )
+      )
+        throw e;
       for (let i = 0; i < n; i++) onText(i, "");
       client.retried++;
       await sleep(Math.min(client.maxWaitMs, client.backoffMs * 2 ** attempt), signal);
@@ -62,7 +94,10 @@ export async function chatReplies(client: RemoteClient, req: ChatRequest, contro
     const got = Array.from({ length: n }, (_, i) => texts[i]);
     if (got.some((t) => t === undefined)) {
       const r = await client.chat(req, signal);
-      return r.choices.map((c) => ({ text: c.message.content ?? "", logprobs: c.logprobs?.content ?? null }));
+      return r.choices.map((c) => ({
+        text: c.message.content ?? "",
+        logprobs: c.logprobs?.content ?? null,
+      }));
     }
     const all = req.logprobs && got.every((_, i) => logprobs[i]?.length);
     return got.map((text, i) => ({ text: text!, logprobs: all ? logprobs[i] : null }));
@@ -83,7 +118,11 @@ export class RemoteLanguageModel implements LanguageModel {
    * `control.signal` cancels the request (a RemoteError of kind "cancelled"); `control.onText`
    * streams a chat prompt's replies as they are written (chatReplies: the same replies).
    */
-  async generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: { signal?: AbortSignal; onText?: OnText } = {}): Promise<Generation[]> {
+  async generate(
+    prompt: LmPrompt,
+    opts: GenerateOptions = {},
+    control: { signal?: AbortSignal; onText?: OnText } = {},
+  ): Promise<Generation[]> {
     const signal = control.signal;
     const sampling = {
       model: this.model,
@@ -95,19 +134,35 @@ export class RemoteLanguageModel implements LanguageModel {
     };
     if ("chat" in prompt) {
       // with the replies' log-probs where the server gives them, without where not
-      const replies = await chatReplies(this.client, { ...sampling, messages: prompt.chat, logprobs: true }, control).catch((e: unknown) => {
-        if (e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "bad-request")) return chatReplies(this.client, { ...sampling, messages: prompt.chat }, control);
+      const replies = await chatReplies(
+        this.client,
+        { ...sampling, messages: prompt.chat, logprobs: true },
+        control,
+      ).catch((e: unknown) => {
+        if (e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "bad-request"))
+          return chatReplies(this.client, { ...sampling, messages: prompt.chat }, control);
         throw e;
       });
       return replies.map((c) => {
         const toks = c.logprobs ?? [];
-        return { text: c.text, tokens: toks.length, ...(toks.length ? { logprob: toks.reduce((s, t) => s + t.logprob, 0) } : {}) };
+        return {
+          text: c.text,
+          tokens: toks.length,
+          ...(toks.length ? { logprob: toks.reduce((s, t) => s + t.logprob, 0) } : {}),
+        };
       });
     }
-    const r = await this.client.completions({ ...sampling, prompt: prompt.text, logprobs: 0 }, signal);
+    const r = await this.client.completions(
+      { ...sampling, prompt: prompt.text, logprobs: 0 },
+      signal,
+    );
     return r.choices.map((c) => {
       const lps = (c.logprobs?.token_logprobs ?? []).filter((x): x is number => x !== null);
-      return { text: c.text, tokens: c.logprobs?.tokens.length ?? 0, ...(lps.length ? { logprob: lps.reduce((a, b) => a + b, 0) } : {}) };
+      return {
+        text: c.text,
+        tokens: c.logprobs?.tokens.length ?? 0,
+        ...(lps.length ? { logprob: lps.reduce((a, b) => a + b, 0) } : {}),
+      };
     });
   }
 
@@ -116,16 +171,27 @@ export class RemoteLanguageModel implements LanguageModel {
    * prompt_logprobs where echo gives no token offsets (found once, then used for every call);
    * tokens that straddle the boundary count with the continuation.
    */
-  async score(prompt: LmPrompt, continuations: string[], control: { signal?: AbortSignal } = {}): Promise<ContinuationScore[]> {
+  async score(
+    prompt: LmPrompt,
+    continuations: string[],
+    control: { signal?: AbortSignal } = {},
+  ): Promise<ContinuationScore[]> {
     const signal = control.signal;
     if (!("text" in prompt))
-      throw new RemoteError("not-offered", `${this.id}: scoring a chat prompt needs the model's chat template, which a remote server does not expose; use a text prompt (promptStyle "text")`);
+      throw new RemoteError(
+        "not-offered",
+        `${this.id}: scoring a chat prompt needs the model's chat template, which a remote server does not expose; use a text prompt (promptStyle "text")`,
+      );
     if (continuations.length === 0) return [];
     if (this.#way === "echo") {
       try {
         return await this.#scoreEcho(prompt, continuations, signal);
       } catch (e) {
-        if (!(e instanceof RemoteError && (e.kind === "no-logprobs" || (e.kind === "bad-request" && /echo/i.test(e.message))))) throw e;
+        if (!(
+          e instanceof RemoteError &&
+          (e.kind === "no-logprobs" || (e.kind === "bad-request" && /echo/i.test(e.message)))
+        ))
+          throw e;
         this.#way = "prompt_logprobs";
       }
     }
@@ -134,15 +200,44 @@ export class RemoteLanguageModel implements LanguageModel {
 
   #way: "echo" | "prompt_logprobs" = "echo";
 
-  async #scorePromptLogprobs(text: string, continuations: string[], signal?: AbortSignal): Promise<ContinuationScore[]> {
-    const r = await this.client.completions({ model: this.model, prompt: continuations.map((c) => text + c), prompt_logprobs: 0, max_tokens: 1, temperature: 0 }, signal);
-    if (r.choices.length !== continuations.length) throw new RemoteError("malformed-reply", `${this.id}: ${r.choices.length} completions for ${continuations.length} prompts`);
+  async #scorePromptLogprobs(
+    text: string,
+    continuations: string[],
+    signal?: AbortSignal,
+  ): Promise<ContinuationScore[]> {
+    const r = await this.client.completions(
+      {
+        model: this.model,
+        prompt: continuations.map((c) => text + c),
+        prompt_logprobs: 0,
+        max_tokens: 1,
+        temperature: 0,
+      },
+      signal,
+    );
+    if (r.choices.length !== continuations.length)
+      throw new RemoteError(
+        "malformed-reply",
+        `${this.id}: ${r.choices.length} completions for ${continuations.length} prompts`,
+      );
     const out: ContinuationScore[] = new Array(continuations.length);
     for (const c of r.choices) {
-      if (!Number.isInteger(c.index) || c.index < 0 || c.index >= continuations.length || out[c.index])
-        throw new RemoteError("malformed-reply", `${this.id}: completion index ${c.index} is out of range or repeated`);
+      if (
+        !Number.isInteger(c.index) ||
+        c.index < 0 ||
+        c.index >= continuations.length ||
+        out[c.index]
+      )
+        throw new RemoteError(
+          "malformed-reply",
+          `${this.id}: completion index ${c.index} is out of range or repeated`,
+        );
       const toks = promptTokenLogprobs(c.prompt_logprobs);
-      if (!toks) throw new RemoteError("no-logprobs", `${this.id}: the server gives no prompt log-probs (neither echo with offsets nor prompt_logprobs)`);
+      if (!toks)
+        throw new RemoteError(
+          "no-logprobs",
+          `${this.id}: the server gives no prompt log-probs (neither echo with offsets nor prompt_logprobs)`,
+        );
       // walk back from the end over the continuation's characters (the first prompt token has no entry)
       let need = continuations[c.index].length;
       let logprob = 0;
@@ -152,35 +247,80 @@ export class RemoteLanguageModel implements LanguageModel {
         tokens++;
         need -= toks[j].text.length;
       }
-      if (need > 0 || tokens === 0) throw new RemoteError("malformed-reply", `${this.id}: the prompt log-probs do not cover continuation ${c.index}`);
+      if (need > 0 || tokens === 0)
+        throw new RemoteError(
+          "malformed-reply",
+          `${this.id}: the prompt log-probs do not cover continuation ${c.index}`,
+        );
       out[c.index] = { logprob, tokens };
     }
     return out;
   }
 
-  async #scoreEcho(prompt: { text: string }, continuations: string[], signal?: AbortSignal): Promise<ContinuationScore[]> {
+  async #scoreEcho(
+    prompt: { text: string },
+    continuations: string[],
+    signal?: AbortSignal,
+  ): Promise<ContinuationScore[]> {
     const from = prompt.text.length;
-    const r = await this.client.completions({ model: this.model, prompt: continuations.map((c) => prompt.text + c), echo: true, logprobs: 0, max_tokens: 1, temperature: 0 }, signal);
-    if (r.choices.length !== continuations.length) throw new RemoteError("malformed-reply", `${this.id}: ${r.choices.length} completions for ${continuations.length} prompts`);
+    const r = await this.client.completions(
+      {
+        model: this.model,
+        prompt: continuations.map((c) => prompt.text + c),
+        echo: true,
+        logprobs: 0,
+        max_tokens: 1,
+        temperature: 0,
+      },
+      signal,
+    );
+    if (r.choices.length !== continuations.length)
+      throw new RemoteError(
+        "malformed-reply",
+        `${this.id}: ${r.choices.length} completions for ${continuations.length} prompts`,
+      );
     const out: ContinuationScore[] = new Array(continuations.length);
     for (const c of r.choices) {
-      if (!Number.isInteger(c.index) || c.index < 0 || c.index >= continuations.length || out[c.index])
-        throw new RemoteError("malformed-reply", `${this.id}: completion index ${c.index} is out of range or repeated`);
+      if (
+        !Number.isInteger(c.index) ||
+        c.index < 0 ||
+        c.index >= continuations.length ||
+        out[c.index]
+      )
+        throw new RemoteError(
+          "malformed-reply",
+          `${this.id}: completion index ${c.index} is out of range or repeated`,
+        );
       const lp = c.logprobs!;
       const offsets = lp.text_offset;
-      if (!offsets || offsets.length !== lp.tokens.length || lp.token_logprobs.length !== lp.tokens.length)
-        throw new RemoteError("no-logprobs", `${this.id}: /completions with echo gives no token offsets, so a continuation's tokens cannot be found`);
+      if (
+        !offsets ||
+        offsets.length !== lp.tokens.length ||
+        lp.token_logprobs.length !== lp.tokens.length
+      )
+        throw new RemoteError(
+          "no-logprobs",
+          `${this.id}: /completions with echo gives no token offsets, so a continuation's tokens cannot be found`,
+        );
       const to = from + continuations[c.index].length;
       let logprob = 0;
       let tokens = 0;
       lp.tokens.forEach((tok, j) => {
         if (offsets[j] + tok.length <= from || offsets[j] >= to) return;
         const v = lp.token_logprobs[j];
-        if (v === null || !Number.isFinite(v)) throw new RemoteError("no-logprobs", `${this.id}: token ${JSON.stringify(tok)} of continuation ${c.index} has no log-prob`);
+        if (v === null || !Number.isFinite(v))
+          throw new RemoteError(
+            "no-logprobs",
+            `${this.id}: token ${JSON.stringify(tok)} of continuation ${c.index} has no log-prob`,
+          );
         logprob += v;
         tokens++;
       });
-      if (tokens === 0) throw new RemoteError("malformed-reply", `${this.id}: the echoed prompt does not contain continuation ${c.index}`);
+      if (tokens === 0)
+        throw new RemoteError(
+          "malformed-reply",
+          `${this.id}: the echoed prompt does not contain continuation ${c.index}`,
+        );
       out[c.index] = { logprob, tokens };
     }
     return out;

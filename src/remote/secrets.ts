@@ -10,13 +10,15 @@ export const KEYRING_ENV = "COLLAPSE_LAB_KEYRING";
 
 const keyring = new Map<string, string>();
 
-const env = (): Record<string, string | undefined> => (typeof process !== "undefined" ? process.env : {});
+const env = (): Record<string, string | undefined> =>
+  typeof process !== "undefined" ? process.env : {};
 
 /** Remembers `key` for `baseUrl` (and for worker threads started after this call). */
 export function rememberApiKey(baseUrl: string, key: string): void {
   const url = normaliseBaseUrl(baseUrl);
   keyring.set(url, key);
-  if (typeof process !== "undefined") process.env[KEYRING_ENV] = JSON.stringify(Object.fromEntries(keyring));
+  if (typeof process !== "undefined")
+    process.env[KEYRING_ENV] = JSON.stringify(Object.fromEntries(keyring));
 }
 
 /**
@@ -44,11 +46,22 @@ export function apiKeyFor(baseUrl: string, envName?: string): string | undefined
 }
 
 /** Asks for a key on the terminal without echoing it; rejects when there is no terminal. */
-export async function promptApiKey(baseUrl: string, input: NodeJS.ReadStream = process.stdin, output: NodeJS.WriteStream = process.stderr): Promise<string> {
-  if (!input.isTTY) throw new Error(`an API key for ${normaliseBaseUrl(baseUrl)} was to be asked for, but there is no terminal; set it in an environment variable instead`);
+export async function promptApiKey(
+  baseUrl: string,
+  input: NodeJS.ReadStream = process.stdin,
+  output: NodeJS.WriteStream = process.stderr,
+): Promise<string> {
+  if (!input.isTTY)
+    throw new Error(
+      `an API key for ${normaliseBaseUrl(baseUrl)} was to be asked for, but there is no terminal; set it in an environment variable instead`,
+    );
   const { createInterface } = await import(/* @vite-ignore */ "node:readline");
   output.write(`API key for ${normaliseBaseUrl(baseUrl)} (not shown): `);
-  const rl = createInterface({ input, terminal: true, output: { write: () => true } as unknown as NodeJS.WritableStream });
+  const rl = createInterface({
+    input,
+    terminal: true,
+    output: { write: () => true } as unknown as NodeJS.WritableStream,
+  });
   try {
     return await new Promise<string>((resolve) => rl.question("", (a) => resolve(a.trim())));
   } finally {

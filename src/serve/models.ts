@@ -12,7 +12,16 @@ import type { EngineBackend, EngineModel } from "../engine/backend";
 import type { ConditionId, ExperimentConfig } from "../experiment/config";
 import type { Checkpoint } from "../engine/checkpoint";
 import { decodePolicy, parsePoliciesIndex } from "../experiment/policies";
-import { assemblePretrained, describeJob, modelConfig, modelOptions, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../experiment/pretrain";
+import {
+  assemblePretrained,
+  describeJob,
+  modelConfig,
+  modelOptions,
+  pretrainJobs,
+  runPretrainJob,
+  type PretrainJob,
+  type PretrainResult,
+} from "../experiment/pretrain";
 import { lookUp, type PretrainStore } from "../experiment/store";
 import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive } from "../simulators/simulator";
@@ -60,7 +69,10 @@ export async function loadServedWorld(opts: {
   const config = opts.config;
   const seed = opts.seed ?? config.seedBase;
   // no ensemble members: serve exposes the reference, which is the ensemble's first member
-  const c: ExperimentConfig = { ...config, conditions: config.conditions.filter((x) => x !== "ensemble") };
+  const c: ExperimentConfig = {
+    ...config,
+    conditions: config.conditions.filter((x) => x !== "ensemble"),
+  };
   if (c.conditions.length === 0) c.conditions = ["single"];
   const jobs = pretrainJobs(c, seed); // its panel is this seed's
   const results = new Map<PretrainJob, PretrainResult>();
@@ -79,15 +91,32 @@ export async function loadServedWorld(opts: {
   }
   opts.onNote?.(`${loaded} of ${jobs.length} models from the store`);
   const trained = opts.policies ? await readPolicies(config, seed, opts.policies) : [];
-  if (opts.policies) opts.onNote?.(`${trained.length} trained polic${trained.length === 1 ? "y" : "ies"} of seed ${seed} from ${opts.policies.dir}`);
-  return servedWorld(c, assemblePretrained(c, seed, results), opts.backend, `${opts.label} seed ${seed}`, trained);
+  if (opts.policies)
+    opts.onNote?.(
+      `${trained.length} trained polic${trained.length === 1 ? "y" : "ies"} of seed ${seed} from ${opts.policies.dir}`,
+    );
+  return servedWorld(
+    c,
+    assemblePretrained(c, seed, results),
+    opts.backend,
+    `${opts.label} seed ${seed}`,
+    trained,
+  );
 }
 
 /** The trained policies of one seed in a policies folder, checked against the config they were trained with. */
-async function readPolicies(config: ExperimentConfig, seed: number, where: { dir: string }): Promise<{ condition: ConditionId; checkpoint: Checkpoint }[]> {
+async function readPolicies(
+  config: ExperimentConfig,
+  seed: number,
+  where: { dir: string },
+): Promise<{ condition: ConditionId; checkpoint: Checkpoint }[]> {
   const { readFile } = await import("node:fs/promises");
   const { join } = await import("node:path");
-  const index = parsePoliciesIndex(await readFile(join(where.dir, "index.json"), "utf8").catch((e: unknown) => Promise.reject(new Error(`${where.dir}: no policies index (${(e as Error).message})`))));
+  const index = parsePoliciesIndex(
+    await readFile(join(where.dir, "index.json"), "utf8").catch((e: unknown) =>
+      Promise.reject(new Error(`${where.dir}: no policies index (${(e as Error).message})`)),
+    ),
+  );
   const bench = benchmarkFor(config);
   const mc = modelConfig(bench, config.policy.model, "policy");
   const out: { condition: ConditionId; checkpoint: Checkpoint }[] = [];
@@ -95,7 +124,10 @@ async function readPolicies(config: ExperimentConfig, seed: number, where: { dir
   for (const entry of index.policies.filter((p) => p.seed === seed && p.condition !== "base")) {
     const bytes = await readFile(join(where.dir, entry.file));
     try {
-      out.push({ condition: entry.condition, checkpoint: decodePolicy(bytes, config, index.backend, entry, mc) });
+      out.push({
+        condition: entry.condition,
+        checkpoint: decodePolicy(bytes, config, index.backend, entry, mc),
+      });
     } catch (e) {
       throw new Error(`${where.dir}/${entry.file}: ${(e as Error).message}`, { cause: e });
     }
@@ -124,35 +156,64 @@ export function servedWorld(
   const reference = new NeuralSimulator("reference", bench, refModel, 1, true);
   const aligned = new NeuralSimulator("aligned", bench, refModel, c.simulator.gamma, true);
   const vs = new VerbalizedSampling(bench, aligned, c.vs);
-  const user = (id: string, description: string, distribution: (ds: Dialogue[]) => Promise<Float64Array>): ServedModel => ({ id, description, side: "user", distribution });
+  const user = (
+    id: string,
+    description: string,
+    distribution: (ds: Dialogue[]) => Promise<Float64Array>,
+  ): ServedModel => ({ id, description, side: "user", distribution });
   const models: ServedModel[] = [
-    user("reference", "the reference simulator π_ref (pretrained on the human corpus)", (ds) => reference.distribution(ds)),
-    user("aligned", `the aligned, collapsed simulator π_ref^γ (γ = ${c.simulator.gamma}): what single trains against`, (ds) => aligned.distribution(ds)),
-    user("vs", `Verbalized Sampling of the aligned simulator (fidelity φ = ${c.vs.fidelity}): its verbalized distribution q_φ`, (ds) => vs.distribution(ds)),
+    user("reference", "the reference simulator π_ref (pretrained on the human corpus)", (ds) =>
+      reference.distribution(ds),
+    ),
+    user(
+      "aligned",
+      `the aligned, collapsed simulator π_ref^γ (γ = ${c.simulator.gamma}): what single trains against`,
+      (ds) => aligned.distribution(ds),
+    ),
+    user(
+      "vs",
+      `Verbalized Sampling of the aligned simulator (fidelity φ = ${c.vs.fidelity}): its verbalized distribution q_φ`,
+      (ds) => vs.distribution(ds),
+    ),
   ];
   for (const m of pretrained.panel) {
     if (!("result" in m)) continue; // LM and remote members are not networks of this project
     const sim = new NeuralSimulator(m.name, bench, load(m.result), m.gamma, true);
-    models.push(user(`panel/${slug(m.name)}`, `held-out panel member ${m.name} (γ = ${m.gamma})`, (ds) => sim.distribution(ds)));
+    models.push(
+      user(`panel/${slug(m.name)}`, `held-out panel member ${m.name} (γ = ${m.gamma})`, (ds) =>
+        sim.distribution(ds),
+      ),
+    );
   }
   const V = bench.acts.length;
   bench.humans.types.forEach((t, i) =>
     models.push(
-      user(`human/${slug(t.name)}`, `a person of latent type ${t.name} (prior ${t.prior.toFixed(2)}): ${t.description}`, async (ds) => {
-        const out = new Float64Array(ds.length * V);
-        ds.forEach((d, b) => out.set(bench.humans.replyProbs(i, d), b * V));
-        return out;
-      }),
+      user(
+        `human/${slug(t.name)}`,
+        `a person of latent type ${t.name} (prior ${t.prior.toFixed(2)}): ${t.description}`,
+        async (ds) => {
+          const out = new Float64Array(ds.length * V);
+          ds.forEach((d, b) => out.set(bench.humans.replyProbs(i, d), b * V));
+          return out;
+        },
+      ),
     ),
   );
   const bayes = new BayesPredictive(bench);
-  models.push(user("bayes", "the exact Bayes predictive of the human population given the card and the dialogue (the oracle simulator)", (ds) => bayes.distribution(ds)));
+  models.push(
+    user(
+      "bayes",
+      "the exact Bayes predictive of the human population given the card and the dialogue (the oracle simulator)",
+      (ds) => bayes.distribution(ds),
+    ),
+  );
   const policy = load(pretrained.basePolicy);
   models.push({
     id: "policy/base",
     description: `the base ${module.roles.agent.toLowerCase()} policy (pretrained on the corpus, before RL)`,
     side: "agent",
-    distribution: async (ds) => Float64Array.from(await nextActLogprobs(bench, policy, ds, "policy"), Math.exp),
+    distribution: async (ds) =>
+      Float64Array.from(await nextActLogprobs(bench, policy, ds, "policy"), Math.exp),
   });
   for (const t of trained) {
     const m = backend.createModel(t.checkpoint, opts);
@@ -161,7 +222,8 @@ export function servedWorld(
       id: `policy/${t.condition}`,
       description: `the ${module.roles.agent.toLowerCase()} policy trained by the ${t.condition} condition`,
       side: "agent",
-      distribution: async (ds) => Float64Array.from(await nextActLogprobs(bench, m, ds, "policy"), Math.exp),
+      distribution: async (ds) =>
+        Float64Array.from(await nextActLogprobs(bench, m, ds, "policy"), Math.exp),
     });
   }
   const cards = bench.humans.cardDistribution();

@@ -25,9 +25,22 @@ import { z } from "zod";
 import type { Dialogue } from "../benchmarks/types";
 import { Rng } from "../engine/random";
 import { verbalize } from "../simulators/vs";
-import { actText, ActTextError, dialogueMessages, exampleDialogue, parseMessages } from "../simulators/act-text";
+import {
+  actText,
+  ActTextError,
+  dialogueMessages,
+  exampleDialogue,
+  parseMessages,
+} from "../simulators/act-text";
 import type { ServedModel, ServedWorld } from "./models";
-import { TextRequestError, type ServedTextModel, type TextChoice, type TextMessage, type TextSampling, type TokenLogprob } from "./gguf";
+import {
+  TextRequestError,
+  type ServedTextModel,
+  type TextChoice,
+  type TextMessage,
+  type TextSampling,
+  type TokenLogprob,
+} from "./gguf";
 
 export interface ServeOptions {
   /** The act-level simulators and policies; absent when only text models are served. */
@@ -45,10 +58,17 @@ export interface ServeOptions {
 
 export const VS_SUFFIX = ":vs";
 
-const Content = z.union([z.string(), z.array(z.looseObject({ type: z.literal("text"), text: z.string() })).transform((parts) => parts.map((p) => p.text).join(""))]);
+const Content = z.union([
+  z.string(),
+  z
+    .array(z.looseObject({ type: z.literal("text"), text: z.string() }))
+    .transform((parts) => parts.map((p) => p.text).join("")),
+]);
 const ChatBody = z.looseObject({
   model: z.string().min(1),
-  messages: z.array(z.looseObject({ role: z.enum(["system", "developer", "user", "assistant"]), content: Content })),
+  messages: z.array(
+    z.looseObject({ role: z.enum(["system", "developer", "user", "assistant"]), content: Content }),
+  ),
   n: z.number().int().min(1).optional(),
   seed: z.number().int().optional(),
   temperature: z.number().min(0).max(2).nullish(),
@@ -75,12 +95,25 @@ class HttpError extends Error {
 }
 
 const errorBody = (e: HttpError) => ({
-  error: { message: e.message, type: e.status === 401 ? "authentication_error" : e.status >= 500 ? "server_error" : "invalid_request_error", param: e.param, code: e.code },
+  error: {
+    message: e.message,
+    type:
+      e.status === 401
+        ? "authentication_error"
+        : e.status >= 500
+          ? "server_error"
+          : "invalid_request_error",
+    param: e.param,
+    code: e.code,
+  },
 });
 
 /** Collects the dialogues asked of each model within one turn of the event loop into one call. */
 class Batcher {
-  #queue = new Map<ServedModel, { d: Dialogue; resolve: (p: Float64Array) => void; reject: (e: unknown) => void }[]>();
+  #queue = new Map<
+    ServedModel,
+    { d: Dialogue; resolve: (p: Float64Array) => void; reject: (e: unknown) => void }[]
+  >();
   #scheduled = false;
   #chain: Promise<void> = Promise.resolve();
   constructor(readonly V: number) {}
@@ -115,7 +148,11 @@ class Batcher {
 }
 
 /** The distribution sampled from: p^(1/T) (T = 0: the argmax), cut to the top_p nucleus. */
-export function samplingDistribution(p: Float64Array, temperature: number, topP: number): Float64Array {
+export function samplingDistribution(
+  p: Float64Array,
+  temperature: number,
+  topP: number,
+): Float64Array {
   let q: Float64Array;
   if (temperature === 0) {
     let best = -1;
@@ -149,61 +186,109 @@ function exampleMessages(world: ServedWorld, m: ServedModel) {
 
 /** A text model's token log-probs in the API's shape. */
 function textLogprobs(ts: TokenLogprob[]): NonNullable<Choice["logprobs"]> {
-  const entry = (t: { token: string; logprob: number }) => ({ token: t.token, logprob: t.logprob, bytes: [...Buffer.from(t.token)] });
+  const entry = (t: { token: string; logprob: number }) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: [...Buffer.from(t.token)],
+  });
   return { content: ts.map((t) => ({ ...entry(t), top_logprobs: t.top.map(entry) })) };
 }
 
 function textUsage(r: { promptTokens: number; choices: TextChoice[] }) {
   const written = r.choices.reduce((a, c) => a + c.tokens, 0);
-  return { prompt_tokens: r.promptTokens, completion_tokens: written, total_tokens: r.promptTokens + written };
+  return {
+    prompt_tokens: r.promptTokens,
+    completion_tokens: written,
+    total_tokens: r.promptTokens + written,
+  };
 }
 
 /** A request the text model cannot take (too long for its context) is a 400. */
-const refusedText = (e: unknown) => (e instanceof TextRequestError ? new HttpError(400, e.message, "context_length_exceeded", "messages") : e);
+const refusedText = (e: unknown) =>
+  e instanceof TextRequestError
+    ? new HttpError(400, e.message, "context_length_exceeded", "messages")
+    : e;
 
 interface Choice {
   index: number;
   content: string;
   finish?: "stop" | "length"; // default "stop"
-  logprobs: { content: { token: string; logprob: number; bytes: number[]; top_logprobs: { token: string; logprob: number; bytes: number[] }[] }[] } | null;
+  logprobs: {
+    content: {
+      token: string;
+      logprob: number;
+      bytes: number[];
+      top_logprobs: { token: string; logprob: number; bytes: number[] }[];
+    }[];
+  } | null;
 }
 
 export function buildServer(opts: ServeOptions): FastifyInstance {
   const world = opts.world;
   const textModels = new Map((opts.textModels ?? []).map((m) => [m.id, m]));
-  if (!world && textModels.size === 0) throw new Error("buildServer: nothing to serve (no world and no text models)");
+  if (!world && textModels.size === 0)
+    throw new Error("buildServer: nothing to serve (no world and no text models)");
   const maxN = opts.maxN ?? 128;
   const byId = new Map((world?.models ?? []).map((m) => [m.id, m]));
   const batcher = new Batcher(world?.bench.acts.length ?? 0);
   const app = Fastify({ logger: false, bodyLimit: 1 << 20 });
   const created = Math.floor(Date.now() / 1000);
 
-  if (opts.corsOrigins?.length) void app.register(cors, { origin: opts.corsOrigins, methods: ["GET", "POST", "OPTIONS"] });
+  if (opts.corsOrigins?.length)
+    void app.register(cors, { origin: opts.corsOrigins, methods: ["GET", "POST", "OPTIONS"] });
 
   const expected = opts.apiKey ? Buffer.from(`Bearer ${opts.apiKey}`) : null;
   app.addHook("onRequest", async (req) => {
     if (!expected || req.method === "OPTIONS") return;
     const got = Buffer.from(req.headers.authorization ?? "");
-    if (got.length !== expected.length || !timingSafeEqual(got, expected)) throw new HttpError(401, "a valid API key is required (Authorization: Bearer …)", "invalid_api_key");
+    if (got.length !== expected.length || !timingSafeEqual(got, expected))
+      throw new HttpError(
+        401,
+        "a valid API key is required (Authorization: Bearer …)",
+        "invalid_api_key",
+      );
   });
   app.addHook("onResponse", async (req, reply) => {
     const model = (req.body as { model?: unknown } | undefined)?.model;
-    opts.onRequest?.(`${req.method} ${req.url}${typeof model === "string" ? ` ${model}` : ""} → ${reply.statusCode}`);
+    opts.onRequest?.(
+      `${req.method} ${req.url}${typeof model === "string" ? ` ${model}` : ""} → ${reply.statusCode}`,
+    );
   });
   app.setErrorHandler((err, _req, reply) => {
     const e =
       err instanceof HttpError
         ? err
-        : (err as { statusCode?: number }).statusCode && (err as { statusCode: number }).statusCode < 500
-          ? new HttpError((err as { statusCode: number }).statusCode, `the request could not be read: ${(err as Error).message}`)
+        : (err as { statusCode?: number }).statusCode &&
+            (err as { statusCode: number }).statusCode < 500
+          ? new HttpError(
+              (err as { statusCode: number }).statusCode,
+              `the request could not be read: ${(err as Error).message}`,
+            )
           : new HttpError(500, `internal error: ${(err as Error).message}`);
     void reply.status(e.status).send(errorBody(e));
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.status(404).send(errorBody(new HttpError(404, `no route ${req.method} ${req.url}; this server offers GET /v1/models and POST /v1/chat/completions`, "not_found")));
+    void reply
+      .status(404)
+      .send(
+        errorBody(
+          new HttpError(
+            404,
+            `no route ${req.method} ${req.url}; this server offers GET /v1/models and POST /v1/chat/completions`,
+            "not_found",
+          ),
+        ),
+      );
   });
 
-  const listed = (world?.models ?? []).flatMap((m) => [m, { ...m, id: m.id + VS_SUFFIX, description: `${m.description} — answers in the Verbalized Sampling JSON format` }]);
+  const listed = (world?.models ?? []).flatMap((m) => [
+    m,
+    {
+      ...m,
+      id: m.id + VS_SUFFIX,
+      description: `${m.description} — answers in the Verbalized Sampling JSON format`,
+    },
+  ]);
   const examples = new Map((world?.models ?? []).map((m) => [m.id, exampleMessages(world!, m)]));
   const modelObject = (m: { id: string; description: string }) => ({
     id: m.id,
@@ -211,9 +296,18 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
     created,
     owned_by: world?.source,
     description: m.description,
-    example_messages: examples.get(m.id.endsWith(VS_SUFFIX) ? m.id.slice(0, -VS_SUFFIX.length) : m.id),
+    example_messages: examples.get(
+      m.id.endsWith(VS_SUFFIX) ? m.id.slice(0, -VS_SUFFIX.length) : m.id,
+    ),
   });
-  const textObject = (m: ServedTextModel) => ({ id: m.id, object: "model", created, owned_by: "collapse-lab serve", description: m.description, max_model_len: m.contextSize });
+  const textObject = (m: ServedTextModel) => ({
+    id: m.id,
+    object: "model",
+    created,
+    owned_by: "collapse-lab serve",
+    description: m.description,
+    max_model_len: m.contextSize,
+  });
   const allModels = () => [...[...textModels.values()].map(textObject), ...listed.map(modelObject)];
   app.get("/v1/models", async () => ({ object: "list", data: allModels() }));
   app.get<{ Params: { id: string } }>("/v1/models/*", async (req) => {
@@ -226,18 +320,34 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
   });
 
   function modelNotFound(id: string) {
-    return new HttpError(404, `The model \`${id}\` does not exist; GET /v1/models lists the ${listed.length + textModels.size} served models`, "model_not_found", "model");
+    return new HttpError(
+      404,
+      `The model \`${id}\` does not exist; GET /v1/models lists the ${listed.length + textModels.size} served models`,
+      "model_not_found",
+      "model",
+    );
   }
 
   app.post("/v1/chat/completions", async (req, reply) => {
     const parsed = ChatBody.safeParse(req.body);
     if (!parsed.success) {
       const i = parsed.error.issues[0];
-      throw new HttpError(400, `${i.path.join(".") || "body"}: ${i.message}`, "invalid_request", i.path.join(".") || null);
+      throw new HttpError(
+        400,
+        `${i.path.join(".") || "body"}: ${i.message}`,
+        "invalid_request",
+        i.path.join(".") || null,
+      );
     }
     const body = parsed.data;
     const n = body.n ?? 1;
-    if (n > maxN) throw new HttpError(400, `n = ${n} is more than this server's limit of ${maxN}`, "invalid_request", "n");
+    if (n > maxN)
+      throw new HttpError(
+        400,
+        `n = ${n} is more than this server's limit of ${maxN}`,
+        "invalid_request",
+        "n",
+      );
     const text = textModels.get(body.model);
     if (text) return answerText(text, body, reply);
     const vsFormat = body.model.endsWith(VS_SUFFIX);
@@ -246,17 +356,44 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
     const { bench } = world;
     const V = bench.acts.length;
     if (vsFormat && body.logprobs)
-      throw new HttpError(400, "logprobs are not offered with the Verbalized Sampling format (the reply is a JSON list of candidates); ask the model without :vs", "invalid_request", "logprobs");
+      throw new HttpError(
+        400,
+        "logprobs are not offered with the Verbalized Sampling format (the reply is a JSON list of candidates); ask the model without :vs",
+        "invalid_request",
+        "logprobs",
+      );
     const topK = body.top_logprobs ?? 0;
-    if (topK > 0 && !body.logprobs) throw new HttpError(400, "top_logprobs needs logprobs: true", "invalid_request", "top_logprobs");
-    if (topK > V) throw new HttpError(400, `top_logprobs is at most ${V} (the number of acts)`, "invalid_request", "top_logprobs");
+    if (topK > 0 && !body.logprobs)
+      throw new HttpError(
+        400,
+        "top_logprobs needs logprobs: true",
+        "invalid_request",
+        "top_logprobs",
+      );
+    if (topK > V)
+      throw new HttpError(
+        400,
+        `top_logprobs is at most ${V} (the number of acts)`,
+        "invalid_request",
+        "top_logprobs",
+      );
 
     let d: Dialogue;
     try {
-      const messages = body.messages.map((m) => ({ role: m.role === "developer" ? ("system" as const) : m.role, content: m.content }));
-      d = parseMessages(bench, messages, model.side, world.names, model.side === "agent" ? world.defaultCard : undefined);
+      const messages = body.messages.map((m) => ({
+        role: m.role === "developer" ? ("system" as const) : m.role,
+        content: m.content,
+      }));
+      d = parseMessages(
+        bench,
+        messages,
+        model.side,
+        world.names,
+        model.side === "agent" ? world.defaultCard : undefined,
+      );
     } catch (e) {
-      if (e instanceof ActTextError) throw new HttpError(400, e.message, "invalid_messages", "messages");
+      if (e instanceof ActTextError)
+        throw new HttpError(400, e.message, "invalid_messages", "messages");
       throw e;
     }
     const p = await batcher.row(model, d);
@@ -265,7 +402,11 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
     const rng = Rng.seed(seed);
     const k = body.vs_k ?? world.vs.k;
     const logp = (a: number) => Math.log(p[a]);
-    const entry = (a: number) => ({ token: actText(bench, a), logprob: logp(a), bytes: [...Buffer.from(actText(bench, a))] });
+    const entry = (a: number) => ({
+      token: actText(bench, a),
+      logprob: logp(a),
+      bytes: [...Buffer.from(actText(bench, a))],
+    });
     const ranked = [...p.keys()].filter((a) => p[a] > 0).sort((a, b) => p[b] - p[a] || a - b);
     const choices: Choice[] = Array.from({ length: n }, (_, index) => {
       if (vsFormat) {
@@ -275,26 +416,55 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
           const j = seen.get(c.act) ?? 0;
           seen.set(c.act, j + 1);
           const t = bench.acts[c.act].templates;
-          return { text: t.length ? t[j % t.length] : actText(bench, c.act), probability: Number(c.probability.toFixed(6)) };
+          return {
+            text: t.length ? t[j % t.length] : actText(bench, c.act),
+            probability: Number(c.probability.toFixed(6)),
+          };
         });
         const content = JSON.stringify({ responses: cands });
         return { index, content, logprobs: null };
       }
       const act = rng.categorical(q);
-      return { index, content: actText(bench, act), logprobs: body.logprobs ? { content: [{ ...entry(act), top_logprobs: ranked.slice(0, topK).map(entry) }] } : null };
+      return {
+        index,
+        content: actText(bench, act),
+        logprobs: body.logprobs
+          ? { content: [{ ...entry(act), top_logprobs: ranked.slice(0, topK).map(entry) }] }
+          : null,
+      };
     });
-    const usage = { prompt_tokens: d.card.length + d.acts.length, completion_tokens: n * (vsFormat ? k : 1), total_tokens: d.card.length + d.acts.length + n * (vsFormat ? k : 1) };
+    const usage = {
+      prompt_tokens: d.card.length + d.acts.length,
+      completion_tokens: n * (vsFormat ? k : 1),
+      total_tokens: d.card.length + d.acts.length + n * (vsFormat ? k : 1),
+    };
     return completion(reply, body, seed, choices, usage);
   });
 
   /** A real LM's reply: free text through its chat template, sampled n times with seeds seed, seed + 1, … */
   async function answerText(m: ServedTextModel, body: ChatBody, reply: FastifyReply) {
-    if (body.vs_k !== undefined) throw new HttpError(400, "vs_k is for the act-level simulators; ask a text model for Verbalized Sampling in its prompt", "invalid_request", "vs_k");
+    if (body.vs_k !== undefined)
+      throw new HttpError(
+        400,
+        "vs_k is for the act-level simulators; ask a text model for Verbalized Sampling in its prompt",
+        "invalid_request",
+        "vs_k",
+      );
     const topK = body.top_logprobs ?? 0;
-    if (topK > 0 && !body.logprobs) throw new HttpError(400, "top_logprobs needs logprobs: true", "invalid_request", "top_logprobs");
-    if (topK > 20) throw new HttpError(400, "top_logprobs is at most 20", "invalid_request", "top_logprobs");
+    if (topK > 0 && !body.logprobs)
+      throw new HttpError(
+        400,
+        "top_logprobs needs logprobs: true",
+        "invalid_request",
+        "top_logprobs",
+      );
+    if (topK > 20)
+      throw new HttpError(400, "top_logprobs is at most 20", "invalid_request", "top_logprobs");
     const seed = body.seed ?? randomInt(2 ** 31);
-    const messages = body.messages.map((x) => ({ role: x.role === "developer" ? ("system" as const) : x.role, content: x.content }));
+    const messages = body.messages.map((x) => ({
+      role: x.role === "developer" ? ("system" as const) : x.role,
+      content: x.content,
+    }));
     const sampling = {
       n: body.n ?? 1,
       seed,
@@ -307,7 +477,12 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
     const r = await m.chat(messages, sampling).catch((e: unknown) => {
       throw refusedText(e);
     });
-    const choices: Choice[] = r.choices.map((c: TextChoice, index) => ({ index, content: c.text, finish: c.finish, logprobs: c.logprobs ? textLogprobs(c.logprobs) : null }));
+    const choices: Choice[] = r.choices.map((c: TextChoice, index) => ({
+      index,
+      content: c.text,
+      finish: c.finish,
+      logprobs: c.logprobs ? textLogprobs(c.logprobs) : null,
+    }));
     return completion(reply, body, seed, choices, textUsage(r));
   }
 
@@ -318,24 +493,46 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
    * request is still an HTTP error; a failure after that ends the stream with an error event
    * (OpenAI's `{"error": …}`) and no [DONE]. A client that goes away stops the generation.
    */
-  async function streamText(m: ServedTextModel, body: ChatBody, reply: FastifyReply, seed: number, messages: TextMessage[], sampling: TextSampling) {
+  async function streamText(
+    m: ServedTextModel,
+    body: ChatBody,
+    reply: FastifyReply,
+    seed: number,
+    messages: TextMessage[],
+    sampling: TextSampling,
+  ) {
     const res = reply.raw;
     const gone = new AbortController();
     const onClose = () => {
       if (!res.writableEnded) gone.abort();
     };
     res.on("close", onClose);
-    const base = { id: `chatcmpl-${seed.toString(16)}-${randomInt(2 ** 31).toString(16)}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: body.model };
+    const base = {
+      id: `chatcmpl-${seed.toString(16)}-${randomInt(2 ** 31).toString(16)}`,
+      object: "chat.completion.chunk",
+      created: Math.floor(Date.now() / 1000),
+      model: body.model,
+    };
     let started = false;
     const send = (o: unknown) => {
       if (!started) {
         started = true;
         reply.hijack();
-        res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+        res.writeHead(200, {
+          ...(reply.getHeaders() as Record<string, string>),
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+          connection: "keep-alive",
+        });
       }
       if (!gone.signal.aborted) res.write(`data: ${JSON.stringify(o)}\n\n`);
     };
-    const chunk = (index: number, delta: object, logprobs: Choice["logprobs"] = null, finish: string | null = null) => send({ ...base, choices: [{ index, delta, logprobs, finish_reason: finish }] });
+    const chunk = (
+      index: number,
+      delta: object,
+      logprobs: Choice["logprobs"] = null,
+      finish: string | null = null,
+    ) => send({ ...base, choices: [{ index, delta, logprobs, finish_reason: finish }] });
     let opened = -1;
     const open = (index: number) => {
       while (opened < index) chunk(++opened, { role: "assistant", content: "" });
@@ -359,46 +556,106 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
       if (gone.signal.aborted) {
         if (!started) reply.hijack();
         res.destroy();
-        opts.onRequest?.(`POST /v1/chat/completions ${body.model} → stream stopped: the client went away`);
+        opts.onRequest?.(
+          `POST /v1/chat/completions ${body.model} → stream stopped: the client went away`,
+        );
         return;
       }
       if (!started) throw refusedText(e);
-      const err = e instanceof HttpError ? e : new HttpError(500, `internal error: ${(e as Error)?.message ?? String(e)}`);
+      const err =
+        e instanceof HttpError
+          ? e
+          : new HttpError(500, `internal error: ${(e as Error)?.message ?? String(e)}`);
       res.end(`data: ${JSON.stringify(errorBody(err))}\n\n`);
-      opts.onRequest?.(`POST /v1/chat/completions ${body.model} → 200 (stream ended by an error: ${err.message})`);
+      opts.onRequest?.(
+        `POST /v1/chat/completions ${body.model} → 200 (stream ended by an error: ${err.message})`,
+      );
     } finally {
       res.off("close", onClose);
     }
   }
 
   /** A chat completion of these choices: one JSON body, or server-sent events when the body asks to stream. */
-  function completion(reply: FastifyReply, body: ChatBody, seed: number, choices: Choice[], usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number }) {
+  function completion(
+    reply: FastifyReply,
+    body: ChatBody,
+    seed: number,
+    choices: Choice[],
+    usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number },
+  ) {
     const id = `chatcmpl-${seed.toString(16)}-${randomInt(2 ** 31).toString(16)}`;
-    if (body.stream) return stream(reply, { id, model: body.model, choices, usage: body.stream_options?.include_usage ? usage : null });
+    if (body.stream)
+      return stream(reply, {
+        id,
+        model: body.model,
+        choices,
+        usage: body.stream_options?.include_usage ? usage : null,
+      });
     return {
       id,
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
       model: body.model,
       system_fingerprint: `seed-${seed}`,
-      choices: choices.map((c) => ({ index: c.index, message: { role: "assistant", content: c.content }, logprobs: c.logprobs, finish_reason: c.finish ?? "stop" })),
+      choices: choices.map((c) => ({
+        index: c.index,
+        message: { role: "assistant", content: c.content },
+        logprobs: c.logprobs,
+        finish_reason: c.finish ?? "stop",
+      })),
       usage,
     };
   }
 
   /** Server-sent events: a role chunk, the text word by word (log-probs on the first piece), a finish chunk, [DONE]. */
-  function stream(reply: FastifyReply, r: { id: string; model: string; choices: Choice[]; usage: object | null }) {
+  function stream(
+    reply: FastifyReply,
+    r: { id: string; model: string; choices: Choice[]; usage: object | null },
+  ) {
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
-    const base = { id: r.id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: r.model };
+    res.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
+    const base = {
+      id: r.id,
+      object: "chat.completion.chunk",
+      created: Math.floor(Date.now() / 1000),
+      model: r.model,
+    };
     const send = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
     for (const c of r.choices) {
-      send({ ...base, choices: [{ index: c.index, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }] });
+      send({
+        ...base,
+        choices: [
+          {
+            index: c.index,
+            delta: { role: "assistant", content: "" },
+            logprobs: null,
+            finish_reason: null,
+          },
+        ],
+      });
       (c.content.match(/\S+\s*/g) ?? [c.content]).forEach((piece, j) =>
-        send({ ...base, choices: [{ index: c.index, delta: { content: piece }, logprobs: j === 0 ? c.logprobs : null, finish_reason: null }] }),
+        send({
+          ...base,
+          choices: [
+            {
+              index: c.index,
+              delta: { content: piece },
+              logprobs: j === 0 ? c.logprobs : null,
+              finish_reason: null,
+            },
+          ],
+        }),
       );
-      send({ ...base, choices: [{ index: c.index, delta: {}, logprobs: null, finish_reason: c.finish ?? "stop" }] });
+      send({
+        ...base,
+        choices: [{ index: c.index, delta: {}, logprobs: null, finish_reason: c.finish ?? "stop" }],
+      });
     }
     if (r.usage) send({ ...base, choices: [], usage: r.usage });
     res.end("data: [DONE]\n\n");

@@ -25,11 +25,19 @@ export function actText(bench: Benchmark, act: number): string {
 
 /** The system message that carries a persona card. */
 export function cardMessage(bench: Benchmark, card: readonly number[]): ChatMessageIn {
-  return { role: "system", content: `${CARD_PREFIX} ${card.map((t) => actText(bench, t)).join("; ")}` };
+  return {
+    role: "system",
+    content: `${CARD_PREFIX} ${card.map((t) => actText(bench, t)).join("; ")}`,
+  };
 }
 
 /** A dialogue as chat messages for a model that plays `side` (the card first when `withCard`). */
-export function dialogueMessages(bench: Benchmark, d: Dialogue, side: Side, withCard = side === "user"): ChatMessageIn[] {
+export function dialogueMessages(
+  bench: Benchmark,
+  d: Dialogue,
+  side: Side,
+  withCard = side === "user",
+): ChatMessageIn[] {
   const out: ChatMessageIn[] = withCard ? [cardMessage(bench, d.card)] : [];
   d.acts.forEach((a, i) => {
     const speaker = bench.turn({ card: d.card, acts: d.acts.slice(0, i) });
@@ -60,14 +68,25 @@ export function exampleDialogue(bench: Benchmark, side: Side): Dialogue {
     const t = bench.turn(d);
     if (t === side || t === "done") break;
     const allowed = allowedActs(bench, d);
-    if (t === "env") d.acts.push(bench.envAct ? bench.envAct({ ...d, ...(hidden ? { hidden } : {}) }, rng) : allowed[0]);
-    else d.acts.push(allowed.find((a) => bench.turn({ card: d.card, acts: [...d.acts, a] }) === side) ?? allowed[0]);
+    if (t === "env")
+      d.acts.push(
+        bench.envAct ? bench.envAct({ ...d, ...(hidden ? { hidden } : {}) }, rng) : allowed[0],
+      );
+    else
+      d.acts.push(
+        allowed.find((a) => bench.turn({ card: d.card, acts: [...d.acts, a] }) === side) ??
+          allowed[0],
+      );
   }
   return { card: d.card, acts: d.acts };
 }
 
 /** The act among `candidates` that `text` says (any template or the name, case and spacing ignored); null if none. */
-export function matchAct(bench: Benchmark, text: string, candidates: readonly number[]): number | null {
+export function matchAct(
+  bench: Benchmark,
+  text: string,
+  candidates: readonly number[],
+): number | null {
   const t = norm(text);
   for (const c of candidates) {
     const a = bench.acts[c];
@@ -83,19 +102,27 @@ export class ActTextError extends Error {
   }
 }
 
-const speakerName = (side: Side | "env", names: { agent: string; user: string }) => (side === "env" ? "the world" : `the ${names[side]}`);
+const speakerName = (side: Side | "env", names: { agent: string; user: string }) =>
+  side === "env" ? "the world" : `the ${names[side]}`;
 
 /**
  * Reads chat messages back into a dialogue for a model playing `side`; the dialogue must end at
  * that side's turn. `defaultCard` is used when there is no card message (policies do not read it).
  */
-export function parseMessages(bench: Benchmark, messages: readonly ChatMessageIn[], side: Side, names: { agent: string; user: string }, defaultCard?: number[]): Dialogue {
+export function parseMessages(
+  bench: Benchmark,
+  messages: readonly ChatMessageIn[],
+  side: Side,
+  names: { agent: string; user: string },
+  defaultCard?: number[],
+): Dialogue {
   const cardActs = bench.acts.flatMap((a, i) => (a.kind === "card" ? [i] : []));
   let card: number[] | undefined;
   const acts: number[] = [];
   messages.forEach((m, i) => {
     const where = `messages[${i}]`;
-    if (typeof m?.content !== "string") throw new ActTextError(`${where}: content must be a string`);
+    if (typeof m?.content !== "string")
+      throw new ActTextError(`${where}: content must be a string`);
     if (m.role === "system") {
       const line = m.content.split(/\r?\n/).find((l) => l.trim().startsWith(CARD_PREFIX));
       if (!line) return; // other instructions are allowed and ignored
@@ -107,18 +134,31 @@ export function parseMessages(bench: Benchmark, messages: readonly ChatMessageIn
         .filter(Boolean);
       card = parts.map((p) => {
         const c = matchAct(bench, p, cardActs);
-        if (c === null) throw new ActTextError(`${where}: ${JSON.stringify(p)} is not a persona trait of ${bench.title}; traits: ${cardActs.map((c) => JSON.stringify(actText(bench, c))).join(", ")}`);
+        if (c === null)
+          throw new ActTextError(
+            `${where}: ${JSON.stringify(p)} is not a persona trait of ${bench.title}; traits: ${cardActs.map((c) => JSON.stringify(actText(bench, c))).join(", ")}`,
+          );
         return c;
       });
-      if (card.length !== bench.cardLen) throw new ActTextError(`${where}: a persona card has ${bench.cardLen} traits, got ${card.length}`);
+      if (card.length !== bench.cardLen)
+        throw new ActTextError(
+          `${where}: a persona card has ${bench.cardLen} traits, got ${card.length}`,
+        );
       return;
     }
-    if (m.role !== "user" && m.role !== "assistant") throw new ActTextError(`${where}: role must be system, user or assistant, got ${JSON.stringify(m.role)}`);
+    if (m.role !== "user" && m.role !== "assistant")
+      throw new ActTextError(
+        `${where}: role must be system, user or assistant, got ${JSON.stringify(m.role)}`,
+      );
     const d = { card: card ?? defaultCard ?? [], acts };
     const turn = bench.turn(d);
-    if (turn === "done") throw new ActTextError(`${where}: the dialogue is already over before this message`);
+    if (turn === "done")
+      throw new ActTextError(`${where}: the dialogue is already over before this message`);
     const expected = turn === side ? "assistant" : "user";
-    if (m.role !== expected) throw new ActTextError(`${where}: it is ${speakerName(turn, names)}'s turn, so this message's role must be "${expected}" (the served model plays ${names[side]})`);
+    if (m.role !== expected)
+      throw new ActTextError(
+        `${where}: it is ${speakerName(turn, names)}'s turn, so this message's role must be "${expected}" (the served model plays ${names[side]})`,
+      );
     const allowed = allowedActs(bench, d);
     const act = matchAct(bench, m.content, allowed);
     if (act === null)

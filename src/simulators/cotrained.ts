@@ -3,7 +3,12 @@
 // GRPO after every policy step on the dialogues it played, anchored to the reference by a KL term.
 import type { Benchmark, Dialogue, Persona } from "../benchmarks/types";
 import { encode } from "../benchmarks/encode";
-import { DEFAULT_OPTIM, type EngineBackend, type EngineModel, type ModelOptions } from "../engine/backend";
+import {
+  DEFAULT_OPTIM,
+  type EngineBackend,
+  type EngineModel,
+  type ModelOptions,
+} from "../engine/backend";
 import { cloneCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import { groupAdvantages, grpoUpdate, type GrpoHyper } from "../engine/grpo";
 import type { Rng } from "../engine/random";
@@ -22,7 +27,12 @@ export interface CoTrainingOptions {
   rl: { groupSize: number; epsLow: number; epsHigh: number };
   cotrain: { reward: CoTrainReward; lr: number; klCoef: number; anchor: "reverse" | "forward" };
   /** The snapshot pool (`population`); without it, only the current simulator plays. */
-  pool?: { size: number; snapshotEvery: number; selection: "random" | "latest"; draw: "batch" | "episode" };
+  pool?: {
+    size: number;
+    snapshotEvery: number;
+    selection: "random" | "latest";
+    draw: "batch" | "episode";
+  };
 }
 
 /** What co-training reads of a played batch: the dialogues and who played each persona. */
@@ -37,7 +47,11 @@ export interface PlayedBatch {
  * the same for every row of the group; acts are masked to the allowed class, so no row is invalid
  * and SCOPE's invalid-act penalty never applies here.
  */
-export function simulatorRewards(kind: CoTrainReward, rewards: Float64Array, G: number): Float64Array {
+export function simulatorRewards(
+  kind: CoTrainReward,
+  rewards: Float64Array,
+  G: number,
+): Float64Array {
   if (kind === "adversarial") return rewards.map((r) => 1 - r);
   if (kind === "cooperative") return Float64Array.from(rewards);
   const out = new Float64Array(rewards.length);
@@ -89,11 +103,18 @@ export class CoTraining {
     return new RoutedSimulator(members);
   }
 
-  async afterStep(step: number, played: PlayedBatch, rewards: Float64Array, playOwn?: (sim: UserSimulator) => Promise<{ played: PlayedBatch; rewards: Float64Array }>) {
+  async afterStep(
+    step: number,
+    played: PlayedBatch,
+    rewards: Float64Array,
+    playOwn?: (sim: UserSimulator) => Promise<{ played: PlayedBatch; rewards: Float64Array }>,
+  ) {
     const { rl, cotrain, bench } = this.#o;
     const G = rl.groupSize;
     // which rows the current (trainable) simulator played
-    let mine = played.personas.map((p) => (this.#current < 0 ? p.member === 0 : this.#current === 0));
+    let mine = played.personas.map((p) =>
+      this.#current < 0 ? p.member === 0 : this.#current === 0,
+    );
     // As in cotrain, the simulator is updated every step on a full batch: when a snapshot played
     // (part of) this one, it plays its own against the current policy.
     if (playOwn && !mine.every(Boolean)) {
@@ -142,7 +163,8 @@ export class CoTraining {
       const s = await grpoUpdate(this.#sim.model, this.#anchor, batch, simRewards, hyper, adv);
       out = { simReward: s.rewardMean, simKl: cotrain.anchor === "forward" ? s.forwardKl : s.kl };
     }
-    if (this.#o.pool && step % this.#o.pool.snapshotEvery === 0) await this.#snapshot(this.#o.pool.size);
+    if (this.#o.pool && step % this.#o.pool.snapshotEvery === 0)
+      await this.#snapshot(this.#o.pool.size);
     return out;
   }
 
@@ -150,7 +172,10 @@ export class CoTraining {
     const { backend, bench, opts } = this.#o;
     const ck = cloneCheckpoint(await this.#sim.model.checkpoint(), { withOptimizer: false });
     const model = backend.createModel(ck, opts);
-    this.#pool.push({ ck, sim: new NeuralSimulator(`snapshot ${++this.#snapshots}`, bench, model, 1, true) });
+    this.#pool.push({
+      ck,
+      sim: new NeuralSimulator(`snapshot ${++this.#snapshots}`, bench, model, 1, true),
+    });
     while (this.#pool.length > size) this.#pool.shift()!.sim.model.dispose(); // FIFO
   }
 

@@ -48,7 +48,8 @@ export class LmSimulator implements UserSimulator {
     opts: LmSimulatorOptions = {},
   ) {
     const prompts = benchmarkModule(bench.id).lm;
-    if (!prompts) throw new Error(`LmSimulator: the ${bench.title} benchmark has no prompts for real LMs`);
+    if (!prompts)
+      throw new Error(`LmSimulator: the ${bench.title} benchmark has no prompts for real LMs`);
     this.#lm = prompts;
     this.opts = {
       mode: opts.mode ?? "direct",
@@ -61,14 +62,23 @@ export class LmSimulator implements UserSimulator {
       concurrency: opts.concurrency ?? 8,
     };
     const o = this.opts;
-    if (o.mode !== "direct" && o.mode !== "vs") throw new Error(`LmSimulator: mode must be "direct" or "vs", got ${JSON.stringify(o.mode)}`);
-    if (!(o.temperature > 0 && Number.isFinite(o.temperature))) throw new Error(`LmSimulator: temperature must be > 0, got ${o.temperature}`);
-    if (!(Number.isInteger(o.k) && o.k >= 1)) throw new Error(`LmSimulator: k must be a positive integer, got ${o.k}`);
-    if (!(o.exponent >= 0 && Number.isFinite(o.exponent))) throw new Error(`LmSimulator: exponent must be ≥ 0, got ${o.exponent}`);
-    if (!(Number.isInteger(o.concurrency) && o.concurrency >= 1)) throw new Error(`LmSimulator: concurrency must be a positive integer, got ${o.concurrency}`);
-    if (o.selection !== "random" && o.selection !== "prob") throw new Error(`LmSimulator: selection must be "random" or "prob", got ${JSON.stringify(o.selection)}`);
+    if (o.mode !== "direct" && o.mode !== "vs")
+      throw new Error(`LmSimulator: mode must be "direct" or "vs", got ${JSON.stringify(o.mode)}`);
+    if (!(o.temperature > 0 && Number.isFinite(o.temperature)))
+      throw new Error(`LmSimulator: temperature must be > 0, got ${o.temperature}`);
+    if (!(Number.isInteger(o.k) && o.k >= 1))
+      throw new Error(`LmSimulator: k must be a positive integer, got ${o.k}`);
+    if (!(o.exponent >= 0 && Number.isFinite(o.exponent)))
+      throw new Error(`LmSimulator: exponent must be ≥ 0, got ${o.exponent}`);
+    if (!(Number.isInteger(o.concurrency) && o.concurrency >= 1))
+      throw new Error(`LmSimulator: concurrency must be a positive integer, got ${o.concurrency}`);
+    if (o.selection !== "random" && o.selection !== "prob")
+      throw new Error(
+        `LmSimulator: selection must be "random" or "prob", got ${JSON.stringify(o.selection)}`,
+      );
     const vs = o.mode === "vs" ? `, vs k=${o.k} ${o.selection} e=${o.exponent}` : "";
-    this.name = opts.name ?? `lm(${lm.id}, T=${o.temperature}${o.lengthNormalise ? ", per-token" : ""}${vs})`;
+    this.name =
+      opts.name ?? `lm(${lm.id}, T=${o.temperature}${o.lengthNormalise ? ", per-token" : ""}${vs})`;
   }
 
   personas(n: number, rng: Rng): Persona[] {
@@ -80,7 +90,9 @@ export class LmSimulator implements UserSimulator {
     const V = this.bench.acts.length;
     const rows = await this.#labelDistributions(dialogues);
     const out = new Float64Array(dialogues.length * V);
-    rows.forEach((p, b) => out.set(this.opts.mode === "vs" ? power(p, this.opts.exponent) : p, b * V));
+    rows.forEach((p, b) =>
+      out.set(this.opts.mode === "vs" ? power(p, this.opts.exponent) : p, b * V),
+    );
     return out;
   }
 
@@ -88,13 +100,17 @@ export class LmSimulator implements UserSimulator {
     const V = this.bench.acts.length;
     const q = await this.distribution(dialogues, personas);
     if (this.opts.mode === "direct") return drawRows(q, dialogues.length, V, rng);
-    return Int32Array.from(dialogues, (_, b) => select(verbalize(q.subarray(b * V, (b + 1) * V), this.opts.k, rng), this.opts.selection, rng));
+    return Int32Array.from(dialogues, (_, b) =>
+      select(verbalize(q.subarray(b * V, (b + 1) * V), this.opts.k, rng), this.opts.selection, rng),
+    );
   }
 
   /** The LM's distribution over user acts for each dialogue, from label scores (cached). */
   async #labelDistributions(dialogues: Dialogue[]): Promise<Float64Array[]> {
     const prompts = dialogues.map((d) => this.#lm.actLabelPrompt(d, this.opts.promptStyle));
-    const keys = prompts.map((p) => `${promptKey(p.prompt)}\u0000${p.continuations.join("\u0001")}`);
+    const keys = prompts.map(
+      (p) => `${promptKey(p.prompt)}\u0000${p.continuations.join("\u0001")}`,
+    );
     const missing = new Map<string, ActLabelPrompt>();
     keys.forEach((k, b) => {
       if (!this.#cache.has(k)) missing.set(k, prompts[b]);
@@ -114,14 +130,21 @@ export class LmSimulator implements UserSimulator {
   }
 
   #toDistribution(p: ActLabelPrompt, scores: ContinuationScore[]): Float64Array {
-    if (scores.length !== p.acts.length) throw new Error(`LmSimulator: ${this.lm.id} returned ${scores.length} scores for ${p.acts.length} labels`);
+    if (scores.length !== p.acts.length)
+      throw new Error(
+        `LmSimulator: ${this.lm.id} returned ${scores.length} scores for ${p.acts.length} labels`,
+      );
     const s = scores.map((sc, i) => {
       const v = this.opts.lengthNormalise ? sc.logprob / Math.max(1, sc.tokens) : sc.logprob;
-      if (Number.isNaN(v) || v === Infinity) throw new Error(`LmSimulator: ${this.lm.id} scored label ${JSON.stringify(p.continuations[i])} as ${v}`);
+      if (Number.isNaN(v) || v === Infinity)
+        throw new Error(
+          `LmSimulator: ${this.lm.id} scored label ${JSON.stringify(p.continuations[i])} as ${v}`,
+        );
       return v / this.opts.temperature;
     });
     const m = Math.max(...s);
-    if (m === -Infinity) throw new Error(`LmSimulator: ${this.lm.id} gives every allowed label probability 0`);
+    if (m === -Infinity)
+      throw new Error(`LmSimulator: ${this.lm.id} gives every allowed label probability 0`);
     const e = s.map((x) => Math.exp(x - m));
     const z = e.reduce((a, b) => a + b, 0);
     const out = new Float64Array(this.bench.acts.length);

@@ -33,7 +33,11 @@ export class NeuralSimulator implements UserSimulator {
   }
 
   /** p(next user act) under this simulator, at logit scale `gamma` (default: the simulator's own γ). */
-  async distribution(dialogues: Dialogue[], _personas?: Persona[], gamma = this.gamma): Promise<Float64Array> {
+  async distribution(
+    dialogues: Dialogue[],
+    _personas?: Persona[],
+    gamma = this.gamma,
+  ): Promise<Float64Array> {
     const V = this.bench.acts.length;
     const out = new Float64Array(dialogues.length * V);
     let cache = this.#caches?.get(gamma);
@@ -45,14 +49,21 @@ export class NeuralSimulator implements UserSimulator {
     }
     // Every row, not only the missing ones: the incremental decoder then feeds each dialogue one
     // turn at a time instead of catching up over the turns it was served from the cache.
-    const lp = await nextActLogprobs(this.bench, this.model, dialogues, "simulator", { logitScale: gamma });
+    const lp = await nextActLogprobs(this.bench, this.model, dialogues, "simulator", {
+      logitScale: gamma,
+    });
     for (let i = 0; i < out.length; i++) out[i] = Math.exp(lp[i]);
     keys.forEach((k, b) => cache!.set(k, out.slice(b * V, (b + 1) * V)));
     return out;
   }
 
   async reply(dialogues: Dialogue[], personas: Persona[], rng: Rng): Promise<Int32Array> {
-    return drawRows(await this.distribution(dialogues, personas), dialogues.length, this.bench.acts.length, rng);
+    return drawRows(
+      await this.distribution(dialogues, personas),
+      dialogues.length,
+      this.bench.acts.length,
+      rng,
+    );
   }
 }
 
@@ -63,6 +74,10 @@ export function bakeGamma(ck: Checkpoint, gamma: number): Checkpoint {
   return {
     format: ck.format,
     config: { ...ck.config },
-    tensors: ck.tensors.map((t, i) => ({ name: t.name, shape: [...t.shape], data: names.has(specs[i].name) ? t.data.map((x) => x * gamma) : t.data.slice() })),
+    tensors: ck.tensors.map((t, i) => ({
+      name: t.name,
+      shape: [...t.shape],
+      data: names.has(specs[i].name) ? t.data.map((x) => x * gamma) : t.data.slice(),
+    })),
   };
 }

@@ -64,11 +64,22 @@ export interface RemoteSimulatorStats {
 }
 
 /** The counters of RemoteSimulatorStats: they add up over units. */
-export const REMOTE_COUNTERS = ["states", "requests", "retries", "logprobStates", "sampledStates", "fallbacks", "replies", "unmapped", "unmappedStates"] as const;
+export const REMOTE_COUNTERS = [
+  "states",
+  "requests",
+  "retries",
+  "logprobStates",
+  "sampledStates",
+  "fallbacks",
+  "replies",
+  "unmapped",
+  "unmappedStates",
+] as const;
 type RemoteCounters = Pick<RemoteSimulatorStats, (typeof REMOTE_COUNTERS)[number]>;
 
 /** Every counter at 0. */
-export const zeroCounters = (): RemoteCounters => Object.fromEntries(REMOTE_COUNTERS.map((k) => [k, 0])) as RemoteCounters;
+export const zeroCounters = (): RemoteCounters =>
+  Object.fromEntries(REMOTE_COUNTERS.map((k) => [k, 0])) as RemoteCounters;
 
 /** A stable 31-bit seed for a state (FNV-1a), so reruns send the same seeds. */
 function stateSeed(key: string, base: number): number {
@@ -110,13 +121,22 @@ export class RemoteSimulator implements UserSimulator {
     };
     const o = this.opts;
     if (!o.model) throw new Error("RemoteSimulator: a model id is required");
-    if (!(Number.isInteger(o.samples) && o.samples >= 1)) throw new Error(`RemoteSimulator: samples must be a positive integer, got ${o.samples}`);
-    if (!(Number.isInteger(o.k) && o.k >= 1)) throw new Error(`RemoteSimulator: k must be a positive integer, got ${o.k}`);
-    if (!(Number.isInteger(o.concurrency) && o.concurrency >= 1)) throw new Error(`RemoteSimulator: concurrency must be a positive integer, got ${o.concurrency}`);
-    if (!(o.temperature >= 0 && o.temperature <= 2)) throw new Error(`RemoteSimulator: temperature must lie in [0, 2], got ${o.temperature}`);
+    if (!(Number.isInteger(o.samples) && o.samples >= 1))
+      throw new Error(`RemoteSimulator: samples must be a positive integer, got ${o.samples}`);
+    if (!(Number.isInteger(o.k) && o.k >= 1))
+      throw new Error(`RemoteSimulator: k must be a positive integer, got ${o.k}`);
+    if (!(Number.isInteger(o.concurrency) && o.concurrency >= 1))
+      throw new Error(
+        `RemoteSimulator: concurrency must be a positive integer, got ${o.concurrency}`,
+      );
+    if (!(o.temperature >= 0 && o.temperature <= 2))
+      throw new Error(`RemoteSimulator: temperature must lie in [0, 2], got ${o.temperature}`);
     this.#lm = benchmarkModule(bench.id).lm;
     this.#scorer = new RemoteLanguageModel(client, o.model);
-    if (o.protocol === "text" && !this.#lm) throw new Error(`RemoteSimulator: the ${bench.title} benchmark has no prompts for real LMs; use protocol "acts" (a model served by collapse-lab serve)`);
+    if (o.protocol === "text" && !this.#lm)
+      throw new Error(
+        `RemoteSimulator: the ${bench.title} benchmark has no prompts for real LMs; use protocol "acts" (a model served by collapse-lab serve)`,
+      );
     this.#useLogprobs = o.mode === "direct" && o.scoring !== "sample";
     this.name = opts.name ?? `remote(${o.model} @ ${client.baseUrl}, ${o.mode})`;
     this.stats = {
@@ -145,7 +165,12 @@ export class RemoteSimulator implements UserSimulator {
   }
 
   async reply(dialogues: Dialogue[], personas: Persona[], rng: Rng): Promise<Int32Array> {
-    return drawRows(await this.distribution(dialogues, personas), dialogues.length, this.bench.acts.length, rng);
+    return drawRows(
+      await this.distribution(dialogues, personas),
+      dialogues.length,
+      this.bench.acts.length,
+      rng,
+    );
   }
 
   #row(d: Dialogue): Promise<Float64Array> {
@@ -161,7 +186,8 @@ export class RemoteSimulator implements UserSimulator {
   }
 
   async #limited<T>(f: () => Promise<T>): Promise<T> {
-    if (this.#active >= this.opts.concurrency) await new Promise<void>((r) => this.#waiting.push(r));
+    if (this.#active >= this.opts.concurrency)
+      await new Promise<void>((r) => this.#waiting.push(r));
     this.#active++;
     try {
       return await f();
@@ -173,15 +199,23 @@ export class RemoteSimulator implements UserSimulator {
 
   async #ask(d: Dialogue, seed: number): Promise<Float64Array> {
     const allowed = allowedActs(this.bench, d);
-    if (this.bench.turn(d) !== "user") throw new Error(`${this.name}: asked for a reply at a state that is not the user's turn`);
+    if (this.bench.turn(d) !== "user")
+      throw new Error(`${this.name}: asked for a reply at a state that is not the user's turn`);
     if (this.opts.mode === "vs") return this.#fromVs(d, allowed, seed);
     if (this.#useLogprobs) {
       try {
-        const row = this.opts.protocol === "acts" ? await this.#actLogprobs(d, allowed, seed) : await this.#labelLogprobs(d);
+        const row =
+          this.opts.protocol === "acts"
+            ? await this.#actLogprobs(d, allowed, seed)
+            : await this.#labelLogprobs(d);
         this.stats.logprobStates++;
         return row;
       } catch (e) {
-        const missing = e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "not-offered" || (e.kind === "bad-request" && /logprob|echo/i.test(e.message)));
+        const missing =
+          e instanceof RemoteError &&
+          (e.kind === "no-logprobs" ||
+            e.kind === "not-offered" ||
+            (e.kind === "bad-request" && /logprob|echo/i.test(e.message)));
         if (!missing || this.opts.scoring === "logprobs") throw e;
         // the server offers no log-probs: sample from here on, and say so in the stats
         this.#useLogprobs = false;
@@ -236,13 +270,26 @@ export class RemoteSimulator implements UserSimulator {
     const texts: string[] = [];
     for (let i = 0; texts.length < this.opts.samples && i < this.opts.samples; i++) {
       const n = Math.min(this.#maxN, this.opts.samples - texts.length);
-      const req: ChatRequest = { model: this.opts.model, messages, n, temperature: this.opts.temperature, seed: (seed + i) & 0x7fffffff, max_tokens: 64 };
+      const req: ChatRequest = {
+        model: this.opts.model,
+        messages,
+        n,
+        temperature: this.opts.temperature,
+        seed: (seed + i) & 0x7fffffff,
+        max_tokens: 64,
+      };
       let r;
       try {
         r = await this.client.chat(req);
       } catch (e) {
         // llama.cpp refuses n > 1: one reply per request from here on
-        if (!(e instanceof RemoteError && e.kind === "bad-request" && n > 1 && /\bn\b/.test(e.message))) throw e;
+        if (!(
+          e instanceof RemoteError &&
+          e.kind === "bad-request" &&
+          n > 1 &&
+          /\bn\b/.test(e.message)
+        ))
+          throw e;
         this.#maxN = 1;
         i--;
         continue;
@@ -263,8 +310,17 @@ export class RemoteSimulator implements UserSimulator {
   /** One VS reply: candidates parsed, mapped to acts, weighted by count (random) or stated probability (prob). */
   async #fromVs(d: Dialogue, allowed: number[], seed: number): Promise<Float64Array> {
     const acts = this.opts.protocol === "acts";
-    const model = acts && !this.opts.model.endsWith(":vs") ? `${this.opts.model}:vs` : this.opts.model;
-    const req = { model, messages: this.#messages(d, "vs"), n: 1, temperature: this.opts.temperature, seed, max_tokens: 64 * this.opts.k, ...(acts ? { vs_k: this.opts.k } : {}) };
+    const model =
+      acts && !this.opts.model.endsWith(":vs") ? `${this.opts.model}:vs` : this.opts.model;
+    const req = {
+      model,
+      messages: this.#messages(d, "vs"),
+      n: 1,
+      temperature: this.opts.temperature,
+      seed,
+      max_tokens: 64 * this.opts.k,
+      ...(acts ? { vs_k: this.opts.k } : {}),
+    };
     const r = await this.client.chat(req);
     const parsed = parseVs(r.choices[0].message.content ?? "", { k: this.opts.k });
     const row = new Float64Array(this.bench.acts.length);
@@ -280,7 +336,9 @@ export class RemoteSimulator implements UserSimulator {
 
   #messages(d: Dialogue, kind: "direct" | "vs"): ChatMessageIn[] {
     if (this.opts.protocol === "acts") return dialogueMessages(this.bench, d, "user");
-    return kind === "vs" ? this.#lm!.vsPrompt(d, { k: this.opts.k }).chat : this.#lm!.directPrompt(d).chat;
+    return kind === "vs"
+      ? this.#lm!.vsPrompt(d, { k: this.opts.k }).chat
+      : this.#lm!.directPrompt(d).chat;
   }
 
   /**

@@ -11,12 +11,18 @@ export class RoutedSimulator implements UserSimulator {
     this.name = `per-episode draw from ${members.length} simulators`;
   }
   personas(n: number, rng: Rng): Persona[] {
-    return this.members[0].personas(n, rng).map((p) => ({ ...p, member: rng.int(this.members.length) }));
+    return this.members[0]
+      .personas(n, rng)
+      .map((p) => ({ ...p, member: rng.int(this.members.length) }));
   }
   async distribution(): Promise<Float64Array> {
     throw new Error("a per-episode population has no single distribution");
   }
-  async reply(dialogues: Parameters<UserSimulator["reply"]>[0], personas: Persona[], rng: Rng): Promise<Int32Array> {
+  async reply(
+    dialogues: Parameters<UserSimulator["reply"]>[0],
+    personas: Persona[],
+    rng: Rng,
+  ): Promise<Int32Array> {
     const out = new Int32Array(dialogues.length);
     for (let m = 0; m < this.members.length; m++) {
       const rows = personas.flatMap((p, b) => (p.member === m ? [b] : []));

@@ -51,7 +51,12 @@ export class Humans implements UserSimulator {
   }
 
   async reply(dialogues: Dialogue[], personas: Persona[], rng: Rng): Promise<Int32Array> {
-    return drawRows(await this.distribution(dialogues, personas), dialogues.length, this.bench.acts.length, rng);
+    return drawRows(
+      await this.distribution(dialogues, personas),
+      dialogues.length,
+      this.bench.acts.length,
+      rng,
+    );
   }
 }
 
@@ -72,6 +77,11 @@ export class BayesPredictive implements UserSimulator {
   }
 
   async reply(dialogues: Dialogue[], personas: Persona[], rng: Rng): Promise<Int32Array> {
-    return drawRows(await this.distribution(dialogues), dialogues.length, this.bench.acts.length, rng);
+    return drawRows(
+      await this.distribution(dialogues),
+      dialogues.length,
+      this.bench.acts.length,
+      rng,
+    );
   }
 }

@@ -51,8 +51,10 @@ export class VerbalizedSampling implements UserSimulator {
     readonly base: NeuralSimulator,
     readonly opts: VsOptions,
   ) {
-    if (!(opts.k >= 1 && Number.isInteger(opts.k))) throw new Error(`vs.k must be a positive integer, got ${opts.k}`);
-    if (!(opts.fidelity >= 0 && opts.fidelity <= 1)) throw new Error(`vs.fidelity must lie in [0, 1], got ${opts.fidelity}`);
+    if (!(opts.k >= 1 && Number.isInteger(opts.k)))
+      throw new Error(`vs.k must be a positive integer, got ${opts.k}`);
+    if (!(opts.fidelity >= 0 && opts.fidelity <= 1))
+      throw new Error(`vs.fidelity must lie in [0, 1], got ${opts.fidelity}`);
     this.name = `vs(k=${opts.k}, ${opts.selection}, φ=${opts.fidelity})`;
   }
 
@@ -62,12 +64,18 @@ export class VerbalizedSampling implements UserSimulator {
 
   /** q_φ: what the simulator verbalizes (and, with `random`, what it samples in expectation). */
   distribution(dialogues: Dialogue[]): Promise<Float64Array> {
-    return this.base.distribution(dialogues, undefined, vsExponent(this.base.gamma, this.opts.fidelity));
+    return this.base.distribution(
+      dialogues,
+      undefined,
+      vsExponent(this.base.gamma, this.opts.fidelity),
+    );
   }
 
   async reply(dialogues: Dialogue[], _personas: Persona[], rng: Rng): Promise<Int32Array> {
     const V = this.bench.acts.length;
     const q = await this.distribution(dialogues);
-    return Int32Array.from(dialogues, (_, b) => select(verbalize(q.subarray(b * V, (b + 1) * V), this.opts.k, rng), this.opts.selection, rng));
+    return Int32Array.from(dialogues, (_, b) =>
+      select(verbalize(q.subarray(b * V, (b + 1) * V), this.opts.k, rng), this.opts.selection, rng),
+    );
   }
 }

@@ -7,7 +7,11 @@ export interface Throttled<T> {
   flush(): void;
 }
 
-export function throttle<T>(fn: (value: T) => void, intervalMs: number, now: () => number = () => performance.now()): Throttled<T> {
+export function throttle<T>(
+  fn: (value: T) => void,
+  intervalMs: number,
+  now: () => number = () => performance.now(),
+): Throttled<T> {
   let last = -Infinity;
   let pending: { value: T } | null = null;
   const call = ((value: T) => {

@@ -15,14 +15,21 @@ let report: RunReport;
 let total: number;
 beforeAll(async () => {
   report = await buildReport();
-  total = report.conditions.reduce((n, c) => n + c.seeds.reduce((m, s) => m + s.samples.length, 0), 0);
+  total = report.conditions.reduce(
+    (n, c) => n + c.seeds.reduce((m, s) => m + s.samples.length, 0),
+    0,
+  );
 });
 afterEach(() => cleanup());
 
 const shown = () => screen.queryAllByTestId("dialogue");
 const count = () => screen.getByTestId("count").textContent!;
-const pick = (testid: string, value: string) => fireEvent.change(screen.getByTestId(testid), { target: { value } });
-const transcripts = () => shown().map((a) => [...a.querySelectorAll(".transcript li")].map((li) => li.querySelector(".text")!.textContent));
+const pick = (testid: string, value: string) =>
+  fireEvent.change(screen.getByTestId(testid), { target: { value } });
+const transcripts = () =>
+  shown().map((a) =>
+    [...a.querySelectorAll(".transcript li")].map((li) => li.querySelector(".text")!.textContent),
+  );
 
 describe("DialoguesPage", () => {
   it("counts every sampled dialogue and shows the first page of transcripts", async () => {
@@ -43,10 +50,14 @@ describe("DialoguesPage", () => {
         const act = ACTS.find((a) => a.name === li.dataset.act)!;
         expect(act.templates).toContain(li.querySelector(".text")!.textContent);
         // agent and user alternate; after the last exchange the user also states a donation
-        expect(li.querySelector(".who")!.textContent).toBe(i % 2 === 0 && i < 2 * MAX_EXCHANGES ? "Persuader" : "Persuadee");
+        expect(li.querySelector(".who")!.textContent).toBe(
+          i % 2 === 0 && i < 2 * MAX_EXCHANGES ? "Persuader" : "Persuadee",
+        );
       });
       // a decision never asked for is marked as such
-      expect(lines.at(-1)!.textContent!.includes("after the Persuader's last turn")).toBe(lines.length === 2 * MAX_EXCHANGES + 1);
+      expect(lines.at(-1)!.textContent!.includes("after the Persuader's last turn")).toBe(
+        lines.length === 2 * MAX_EXCHANGES + 1,
+      );
     }
     const first = transcripts();
     cleanup();
@@ -63,24 +74,34 @@ describe("DialoguesPage", () => {
     expect(shown().every((a) => a.dataset.condition === "vs")).toBe(true);
     await pick("filter-opponent", "train");
     expect(shown().length).toBeGreaterThan(0);
-    expect(shown().every((a) => a.dataset.opponent === "train" && a.dataset.condition === "vs")).toBe(true);
+    expect(
+      shown().every((a) => a.dataset.opponent === "train" && a.dataset.condition === "vs"),
+    ).toBe(true);
     expect(shown()[0].textContent).toContain("Verbalized Sampling");
     await pick("filter-seed", String(vs.seeds[1].seed));
     const nSeed = vs.seeds[1].samples.filter((s) => s.opponent === "train").length;
     expect(count()).toContain(`${nSeed} of ${total}`);
-    expect(shown().every((a) => within(a).getByRole("heading").textContent!.includes(`seed ${vs.seeds[1].seed}`))).toBe(true);
+    expect(
+      shown().every((a) =>
+        within(a).getByRole("heading").textContent!.includes(`seed ${vs.seeds[1].seed}`),
+      ),
+    ).toBe(true);
   });
 
   it("filters humans by latent type and shows the type; a simulator has none", async () => {
     render(DialoguesPage, { report });
-    const humans = report.conditions.flatMap((c) => c.seeds.flatMap((s) => s.samples)).filter((s) => s.opponent === "humans");
+    const humans = report.conditions
+      .flatMap((c) => c.seeds.flatMap((s) => s.samples))
+      .filter((s) => s.opponent === "humans");
     const type = humans[0].type;
     const name = report.world.types[type].name;
     await pick("filter-type", String(type));
     expect(count()).toContain(`${humans.filter((s) => s.type === type).length} of ${total}`);
     for (const a of shown()) {
       expect(a.dataset.opponent).toBe("humans");
-      expect(a.textContent).toContain(`Latent type:${name} — ${report.world.types[type].description}`);
+      expect(a.textContent).toContain(
+        `Latent type:${name} — ${report.world.types[type].description}`,
+      );
     }
     await pick("filter-opponent", "train");
     expect(shown().length).toBe(0);
@@ -93,13 +114,18 @@ describe("DialoguesPage", () => {
     const wins = all.filter((s) => s.success).length;
     await pick("filter-outcome", "success");
     expect(count()).toContain(`${wins} of ${total}`);
-    for (const a of shown()) expect(Number(/donated \$(\d\.\d\d)/.exec(within(a).getByTestId("outcome").textContent!)?.[1])).toBeGreaterThanOrEqual(1);
+    for (const a of shown())
+      expect(
+        Number(/donated \$(\d\.\d\d)/.exec(within(a).getByTestId("outcome").textContent!)?.[1]),
+      ).toBeGreaterThanOrEqual(1);
     await pick("filter-outcome", "failure");
     expect(count()).toContain(`${all.length - wins} of ${total}`);
     for (const a of shown()) {
       const text = within(a).getByTestId("outcome").textContent!;
       expect(text).toMatch(/failure$/);
-      expect(text === "no donation — failure" || Number(/donated \$(\d\.\d\d)/.exec(text)![1]) < 1).toBe(true);
+      expect(
+        text === "no donation — failure" || Number(/donated \$(\d\.\d\d)/.exec(text)![1]) < 1,
+      ).toBe(true);
     }
   });
 

@@ -6,7 +6,17 @@ import { estimateRun, roughDuration } from "../../src/app/lib/estimate";
 
 const report = (microBenchmark?: { msPerStep: number }, parallel = 2) =>
   ({
-    env: { backend: "wasm", parallel, versions: {}, microBenchmark: microBenchmark && { backend: "wasm", warmupMs: 1, iterations: 3, ...microBenchmark } },
+    env: {
+      backend: "wasm",
+      parallel,
+      versions: {},
+      microBenchmark: microBenchmark && {
+        backend: "wasm",
+        warmupMs: 1,
+        iterations: 3,
+        ...microBenchmark,
+      },
+    },
     conditions: [{ id: "single" }, { id: "vs" }],
     config: { seeds: 3 },
     timing: { totalMs: 120_000 },

@@ -2,7 +2,11 @@
 // reference backend) and with a controllable fake executor for pause / step / resume / stop.
 import { describe, expect, it } from "vitest";
 import { flushSync } from "svelte";
-import { ExperimentState, type ControlledExecutor, type ExperimentDeps } from "../../src/app/state/experiment.svelte";
+import {
+  ExperimentState,
+  type ControlledExecutor,
+  type ExperimentDeps,
+} from "../../src/app/state/experiment.svelte";
 import { createBackend } from "../../src/engine/backends/index";
 import { InlineExecutor, type Task } from "../../src/experiment/tasks";
 import type { BackendDecision } from "../../src/app/lib/backend-choice";
@@ -10,12 +14,26 @@ import { parseUrlState } from "../../src/app/lib/url-state";
 import type { TaskCache } from "../../src/experiment/experiment";
 import { TEST_CONFIG } from "./report-fixture";
 
-const decide = async (): Promise<BackendDecision> => ({ requested: "auto", name: "wasm", reason: "test" });
+const decide = async (): Promise<BackendDecision> => ({
+  requested: "auto",
+  name: "wasm",
+  reason: "test",
+});
 
 /** The TEST_CONFIG as URL overrides of the smoke preset. */
 function tinyUrl(exp: ExperimentState) {
   exp.setUrl(parseUrlState("?preset=persuasion-smoke").state);
-  for (const key of ["seeds", "conditions", "corpus", "simulator", "policy", "rl", "panel", "eval"] as const) exp.set(key, TEST_CONFIG[key]);
+  for (const key of [
+    "seeds",
+    "conditions",
+    "corpus",
+    "simulator",
+    "policy",
+    "rl",
+    "panel",
+    "eval",
+  ] as const)
+    exp.set(key, TEST_CONFIG[key]);
 }
 
 class MemoryCache implements TaskCache {
@@ -30,7 +48,11 @@ class MemoryCache implements TaskCache {
 
 describe("ExperimentState", () => {
   it("resolves the URL state to a config and names a bad override", () => {
-    const exp = new ExperimentState({ createExecutor: () => null as never, decideBackend: decide, parallelism: 1 });
+    const exp = new ExperimentState({
+      createExecutor: () => null as never,
+      decideBackend: decide,
+      parallelism: 1,
+    });
     exp.setUrl(parseUrlState("?preset=persuasion-smoke&seeds=2").state);
     flushSync();
     expect(exp.resolved.config?.seeds).toBe(2);
@@ -57,7 +79,9 @@ describe("ExperimentState", () => {
     expect(report?.conditions.map((c) => c.id)).toEqual(["base", "single", "vs"]);
     expect(created).toEqual([4]); // min(parallelism, conditions × seeds)
     // every RL unit reported its curve points live (step 0 and the last step)
-    for (const id of ["single", "vs"]) for (const seed of [0, 1]) expect(exp.curves[`${id}:${seed}`].map((p) => p.step)).toEqual([0, 2]);
+    for (const id of ["single", "vs"])
+      for (const seed of [0, 1])
+        expect(exp.curves[`${id}:${seed}`].map((p) => p.step)).toEqual([0, 2]);
     expect(exp.curveRows.length).toBeGreaterThan(0);
   }, 120_000);
 
@@ -67,14 +91,32 @@ describe("ExperimentState", () => {
     let runs = 0;
     const counting = () => {
       const inner = new InlineExecutor(backend);
-      return { parallelism: 1, run: (t: Task, p?: never) => (runs++, inner.run(t, p)), close: () => inner.close() } as ControlledExecutor;
+      return {
+        parallelism: 1,
+        run: (t: Task, p?: never) => (runs++, inner.run(t, p)),
+        close: () => inner.close(),
+      } as ControlledExecutor;
     };
-    const store = { put: async () => {}, get: async () => undefined, taskCache: () => cache } as unknown as ExperimentDeps["store"];
-    const first = new ExperimentState({ createExecutor: counting, decideBackend: decide, parallelism: 1, store });
+    const store = {
+      put: async () => {},
+      get: async () => undefined,
+      taskCache: () => cache,
+    } as unknown as ExperimentDeps["store"];
+    const first = new ExperimentState({
+      createExecutor: counting,
+      decideBackend: decide,
+      parallelism: 1,
+      store,
+    });
     tinyUrl(first);
     const a = await first.run();
     const fresh = runs;
-    const second = new ExperimentState({ createExecutor: counting, decideBackend: decide, parallelism: 1, store });
+    const second = new ExperimentState({
+      createExecutor: counting,
+      decideBackend: decide,
+      parallelism: 1,
+      store,
+    });
     tinyUrl(second);
     const b = await second.run();
     expect(runs).toBe(fresh); // nothing recomputed
@@ -86,13 +128,18 @@ describe("ExperimentState", () => {
     let release: (() => void) | undefined;
     const fake: ControlledExecutor = {
       parallelism: 1,
-      run: () => new Promise((_, reject) => (release = () => reject(new Error("the run was stopped")))),
+      run: () =>
+        new Promise((_, reject) => (release = () => reject(new Error("the run was stopped")))),
       close: async () => (calls.push("close"), release?.()),
       pause: async () => void calls.push("pause"),
       resume: async () => void calls.push("resume"),
       step: async () => void calls.push("step"),
     };
-    const exp = new ExperimentState({ createExecutor: () => fake, decideBackend: decide, parallelism: 1 });
+    const exp = new ExperimentState({
+      createExecutor: () => fake,
+      decideBackend: decide,
+      parallelism: 1,
+    });
     exp.setUrl(parseUrlState("?preset=persuasion-smoke").state);
     const done = exp.run();
     await expect.poll(() => exp.status).toBe("running");
@@ -113,12 +160,17 @@ describe("ExperimentState", () => {
     let release: (() => void) | undefined;
     const fake: ControlledExecutor = {
       parallelism: 1,
-      run: () => new Promise((_, reject) => (release = () => reject(new Error("the run was stopped")))),
+      run: () =>
+        new Promise((_, reject) => (release = () => reject(new Error("the run was stopped")))),
       close: async () => release?.(),
       pause: async () => undefined,
       resume: async () => undefined,
     };
-    const exp = new ExperimentState({ createExecutor: () => fake, decideBackend: decide, parallelism: 1 });
+    const exp = new ExperimentState({
+      createExecutor: () => fake,
+      decideBackend: decide,
+      parallelism: 1,
+    });
     exp.setUrl(parseUrlState("?preset=persuasion-smoke").state);
     const done = exp.run();
     await expect.poll(() => exp.status).toBe("running");
@@ -142,11 +194,19 @@ describe("ExperimentState", () => {
     const calls: { measure?: boolean; valid?: () => boolean }[] = [];
     let finishMeasuring: (() => void) | undefined;
     const deps: ExperimentDeps = {
-      createExecutor: () => ({ parallelism: 1, run: () => new Promise(() => undefined), close: async () => undefined }),
+      createExecutor: () => ({
+        parallelism: 1,
+        run: () => new Promise(() => undefined),
+        close: async () => undefined,
+      }),
       decideBackend: (_choice, _model, _rows, options = {}) => {
         calls.push(options);
         if (!options.measure) return decide();
-        return new Promise((resolve) => (finishMeasuring = () => resolve({ requested: "auto", name: "wasm", reason: "measured" })));
+        return new Promise(
+          (resolve) =>
+            (finishMeasuring = () =>
+              resolve({ requested: "auto", name: "wasm", reason: "measured" })),
+        );
       },
       parallelism: 1,
     };

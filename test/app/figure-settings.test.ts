@@ -11,9 +11,14 @@ import { parseUrlState } from "../../src/app/lib/url-state";
 import { parseReport } from "../../src/experiment/report-schema";
 import { presetConfig } from "../../src/experiment/presets";
 
-const recorded = (preset: string) => parseReport(readFileSync(join(process.cwd(), "public/recorded", `${preset}.json`), "utf8"));
+const recorded = (preset: string) =>
+  parseReport(readFileSync(join(process.cwd(), "public/recorded", `${preset}.json`), "utf8"));
 const state = (query: string) => {
-  const exp = new ExperimentState({ createExecutor: () => null as never, decideBackend: async () => ({ requested: "auto", name: "wasm", reason: "test" }), parallelism: 1 });
+  const exp = new ExperimentState({
+    createExecutor: () => null as never,
+    decideBackend: async () => ({ requested: "auto", name: "wasm", reason: "test" }),
+    parallelism: 1,
+  });
   exp.setUrl(parseUrlState(query).state);
   return exp;
 };
@@ -23,7 +28,9 @@ describe("configDifferences", () => {
     const a = presetConfig("persuasion-quick");
     expect(configDifferences(a, structuredClone(a))).toEqual([]);
     const b = { ...structuredClone(a), simulator: { ...a.simulator, gamma: 1 }, parallel: 3 };
-    expect(configDifferences(a, b)).toEqual([{ path: "simulator.gamma", shown: "10", wanted: "1" }]); // parallel does not change results
+    expect(configDifferences(a, b)).toEqual([
+      { path: "simulator.gamma", shown: "10", wanted: "1" },
+    ]); // parallel does not change results
   });
 });
 

@@ -23,13 +23,26 @@ afterEach(() => cleanup());
 
 const KEY = "sk-endpoint-unit-5c2e8a";
 const HTMLISH = "<img src=x onerror=alert(1)> I will donate $1.";
-const DIRECT = ["I will donate $1.", "No thanks.", "Maybe $0.50 then.", "I will donate $2.", HTMLISH];
+const DIRECT = [
+  "I will donate $1.",
+  "No thanks.",
+  "Maybe $0.50 then.",
+  "I will donate $2.",
+  HTMLISH,
+];
 
 interface FakeServer {
   server: Server;
   url: string;
   /** Every request: path, model, Authorization header, and n asked for. */
-  seen: { path: string; model?: string; auth?: string; n?: number; stream?: boolean; maxTokens?: number }[];
+  seen: {
+    path: string;
+    model?: string;
+    auth?: string;
+    n?: number;
+    stream?: boolean;
+    maxTokens?: number;
+  }[];
   hold?: Promise<void>;
   /** While set, every streamed reply pauses after its first piece until it resolves. */
   streamGate?: Promise<void>;
@@ -37,10 +50,19 @@ interface FakeServer {
   cut: number;
 }
 
-const MODELS = ["fake-instruct", "fake-no-n", "fake-base", "fake-no-echo", "fake-stream-first", "fake-breaks-once", "fake-always-breaks"];
+const MODELS = [
+  "fake-instruct",
+  "fake-no-n",
+  "fake-base",
+  "fake-no-echo",
+  "fake-stream-first",
+  "fake-breaks-once",
+  "fake-always-breaks",
+];
 
 /** Word-ish tokens of a text with their offsets (a space sticks to the word before it). */
-const tokens = (text: string) => [...text.matchAll(/\S+\s*|\s+/g)].map((m) => ({ tok: m[0], at: m.index }));
+const tokens = (text: string) =>
+  [...text.matchAll(/\S+\s*|\s+/g)].map((m) => ({ tok: m[0], at: m.index }));
 
 /**
  * A fake OpenAI-compatible LM: "fake-instruct" (chat: Direct replies by seed, the VS JSON for a VS
@@ -64,7 +86,16 @@ async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
     streamedBefore.add(raw(body));
     for (const c of body.model === "fake-stream-first" ? choices.slice(0, 1) : choices) {
       for (const [j, { tok }] of tokens(c.message.content).entries()) {
-        send({ choices: [{ index: c.index, delta: { content: tok }, logprobs: j === 0 ? c.logprobs : null, finish_reason: null }] });
+        send({
+          choices: [
+            {
+              index: c.index,
+              delta: { content: tok },
+              logprobs: j === 0 ? c.logprobs : null,
+              finish_reason: null,
+            },
+          ],
+        });
         if (j > 0) continue;
         if (fake.streamGate) await fake.streamGate;
         if (body.model === "fake-breaks-once" && !again) return void res.destroy();
@@ -94,7 +125,8 @@ async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
           stream: b.stream as boolean | undefined,
           maxTokens: b.max_tokens as number | undefined,
         });
-        if (opts.key && req.headers.authorization !== `Bearer ${opts.key}`) return send(res, 401, { error: { message: "bad key" } });
+        if (opts.key && req.headers.authorization !== `Bearer ${opts.key}`)
+          return send(res, 401, { error: { message: "bad key" } });
         if (fake.hold) await fake.hold;
         if (path === "/models") return send(res, 200, { data: MODELS.map((id) => ({ id })) });
         const n = b.model === "fake-no-n" ? 1 : ((b.n as number | undefined) ?? 1);
@@ -103,9 +135,27 @@ async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
           const messages = b.messages as { content: string }[];
           const vs = messages[0].content.includes('"responses"');
           const choices = Array.from({ length: n }, (_, i) => {
-            const text = vs ? JSON.stringify({ responses: DIRECT.slice(0, 5).map((t, j) => ({ text: t, probability: [0.4, 0.2, 0.2, 0.1, 0.1][j] })) }) : DIRECT[(seed + i) % DIRECT.length];
-            const logprobs = b.logprobs ? { content: [{ token: text, logprob: -1, top_logprobs: [{ token: text, logprob: -1 }] }] } : null;
-            return { index: i, message: { role: "assistant", content: text }, logprobs, finish_reason: "stop" };
+            const text = vs
+              ? JSON.stringify({
+                  responses: DIRECT.slice(0, 5).map((t, j) => ({
+                    text: t,
+                    probability: [0.4, 0.2, 0.2, 0.1, 0.1][j],
+                  })),
+                })
+              : DIRECT[(seed + i) % DIRECT.length];
+            const logprobs = b.logprobs
+              ? {
+                  content: [
+                    { token: text, logprob: -1, top_logprobs: [{ token: text, logprob: -1 }] },
+                  ],
+                }
+              : null;
+            return {
+              index: i,
+              message: { role: "assistant", content: text },
+              logprobs,
+              finish_reason: "stop",
+            };
           });
           if (b.stream) return sse(res, b, choices);
           return send(res, 200, { id: "x", model: b.model, choices });
@@ -122,11 +172,22 @@ async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
                 return {
                   index,
                   text: p,
-                  logprobs: { tokens: t.map((x) => x.tok), token_logprobs: t.map((x, j) => (j === 0 ? null : -0.05 * x.tok.length - 0.001 * j)), text_offset: t.map((x) => x.at) },
+                  logprobs: {
+                    tokens: t.map((x) => x.tok),
+                    token_logprobs: t.map((x, j) =>
+                      j === 0 ? null : -0.05 * x.tok.length - 0.001 * j,
+                    ),
+                    text_offset: t.map((x) => x.at),
+                  },
                 };
               }
               const text = ` ${DIRECT[(seed + i) % 4]}\nPersuader: ok`;
-              return { index, text, logprobs: b.logprobs !== undefined ? { tokens: [text], token_logprobs: [-1] } : null };
+              return {
+                index,
+                text,
+                logprobs:
+                  b.logprobs !== undefined ? { tokens: [text], token_logprobs: [-1] } : null,
+              };
             }),
           );
           return send(res, 200, { id: "x", model: b.model, choices });
@@ -136,7 +197,10 @@ async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  Object.assign(fake, { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
+  Object.assign(fake, {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+  });
   return fake as FakeServer;
 }
 
@@ -152,7 +216,11 @@ class EndpointHost extends FakeHost {
   }
 }
 
-function endpointLab(url: string, model = "fake-instruct", base?: { url?: string; model: string }): { lab: LmLabState; host: EndpointHost } {
+function endpointLab(
+  url: string,
+  model = "fake-instruct",
+  base?: { url?: string; model: string },
+): { lab: LmLabState; host: EndpointHost } {
   const host = new EndpointHost();
   const lab = new LmLabState(host);
   lab.source = "endpoint";
@@ -186,11 +254,16 @@ describe("the LM lab on an endpoint", () => {
       lab.n = 10;
       lab.k = 5;
       expect(await lab.load()).toBe(true);
-      expect(lab.loaded.instruct).toMatchObject({ device: "remote", endpoint: { baseUrl: open.url, model, actTexts: false } });
+      expect(lab.loaded.instruct).toMatchObject({
+        device: "remote",
+        endpoint: { baseUrl: open.url, model, actTexts: false },
+      });
       expect(lab.loaded.instruct!.endpoint!.capabilities.n).toBe(model === "fake-instruct");
       const r = (await lab.runCompare())!;
       expect(r.status, JSON.stringify(lab.error)).toBe("done");
-      expect(r.direct.map((x) => x.text)).toEqual(Array.from({ length: 10 }, (_, i) => DIRECT[(1 + i) % 5])); // seed 1, 2, …
+      expect(r.direct.map((x) => x.text)).toEqual(
+        Array.from({ length: 10 }, (_, i) => DIRECT[(1 + i) % 5]),
+      ); // seed 1, 2, …
       expect(r.vs.map((c) => c.candidates.length)).toEqual([5, 5]);
       expect(r.measures!.direct.count).toBe(10);
       expect(r.measures!.vsAll.outcomes.parsed).toBeGreaterThan(0);
@@ -213,16 +286,25 @@ describe("the LM lab on an endpoint", () => {
     expect(await none.load()).toBe(true);
     expect(await none.runGamma()).toBeNull();
     expect(none.error).toMatchObject({ title: "No log-probs", job: "gamma" });
-    expect(none.error!.message).toMatch(/gives no prompt log-probs .* so γ is not computed rather than computed wrong/);
+    expect(none.error!.message).toMatch(
+      /gives no prompt log-probs .* so γ is not computed rather than computed wrong/,
+    );
   });
 
   it("keeps each key with its URL: sent only there, dropped when the URL changes, in no result", async () => {
-    const { lab, host } = endpointLab(keyed.url, "fake-instruct", { url: open.url, model: "fake-base" });
+    const { lab, host } = endpointLab(keyed.url, "fake-instruct", {
+      url: open.url,
+      model: "fake-base",
+    });
     lab.setApiKey("instruct", KEY);
     expect(lab.endpointSpec("instruct").apiKey).toBe(KEY);
     expect(lab.endpointSpec("base").apiKey).toBeUndefined(); // another server
     lab.setEndpointUrl("base", "");
-    expect(lab.endpointSpec("base")).toEqual({ baseUrl: keyed.url, model: "fake-base", apiKey: KEY }); // the simulator's server, its key
+    expect(lab.endpointSpec("base")).toEqual({
+      baseUrl: keyed.url,
+      model: "fake-base",
+      apiKey: KEY,
+    }); // the simulator's server, its key
     lab.setEndpointUrl("base", open.url);
 
     open.seen.length = 0;
@@ -234,7 +316,14 @@ describe("the LM lab on an endpoint", () => {
     expect(keyed.seen.every((s) => s.auth === `Bearer ${KEY}`)).toBe(true);
     expect(open.seen.length).toBeGreaterThan(0);
     expect(open.seen.every((s) => s.auth === undefined)).toBe(true);
-    for (const x of [lab.compare, lab.loaded, lab.error, lab.notice, host.specs.map((s) => s.baseUrl)]) expect(JSON.stringify(x) ?? "").not.toContain(KEY);
+    for (const x of [
+      lab.compare,
+      lab.loaded,
+      lab.error,
+      lab.notice,
+      host.specs.map((s) => s.baseUrl),
+    ])
+      expect(JSON.stringify(x) ?? "").not.toContain(KEY);
 
     // typing another URL drops the key, with a note; the old key is not sent there
     lab.setEndpointUrl("instruct", open.url);
@@ -274,15 +363,26 @@ describe("the LM lab on an endpoint", () => {
     expect(direct.textContent).toContain(HTMLISH);
     expect(direct.querySelector("img")).toBeNull();
     expect((screen.getByTestId("endpoint-key-instruct") as HTMLInputElement).type).toBe("password");
-    expect(screen.getByTestId("caps-instruct").textContent).toContain(`${open.url}: model fake-instruct`);
+    expect(screen.getByTestId("caps-instruct").textContent).toContain(
+      `${open.url}: model fake-instruct`,
+    );
   });
 
   describe("streamed", () => {
     /** A host whose models never stream: the unstreamed run to compare with. */
     class UnstreamedHost extends EndpointHost {
-      override async connectEndpoint(spec: EndpointSpec, signal: AbortSignal): Promise<LabLanguageModel> {
+      override async connectEndpoint(
+        spec: EndpointSpec,
+        signal: AbortSignal,
+      ): Promise<LabLanguageModel> {
         const m = await super.connectEndpoint(spec, signal);
-        return { id: m.id, info: m.info, generate: (p, o, c) => m.generate(p, o, { signal: c?.signal }), score: (p, c, ctl) => m.score(p, c, ctl), requestCount: () => m.requestCount!() };
+        return {
+          id: m.id,
+          info: m.info,
+          generate: (p, o, c) => m.generate(p, o, { signal: c?.signal }),
+          score: (p, c, ctl) => m.score(p, c, ctl),
+          requestCount: () => m.requestCount!(),
+        };
       }
     }
     const comparable = (r: CompareResult) => ({ ...r, seconds: null });
@@ -305,7 +405,9 @@ describe("the LM lab on an endpoint", () => {
       for (const model of ["fake-instruct", "fake-no-n"]) {
         open.seen.length = 0;
         const streamed = await run(model, new EndpointHost());
-        expect(open.seen.filter((s) => s.path === "/chat/completions" && s.stream).length).toBe(model === "fake-instruct" ? 4 : 12);
+        expect(open.seen.filter((s) => s.path === "/chat/completions" && s.stream).length).toBe(
+          model === "fake-instruct" ? 4 : 12,
+        );
         const plain = await run(model, new UnstreamedHost());
         expect(comparable(streamed)).toEqual(comparable(plain));
         expect(streamed.direct.every((r) => r.tokens === 1)).toBe(true); // the streamed log-probs were read
@@ -322,7 +424,10 @@ describe("the LM lab on an endpoint", () => {
       open.streamGate = new Promise<void>((r) => (release = r));
       const running = lab.runCompare();
       render(LmPage, { lab });
-      await vi.waitFor(() => expect(lab.live?.texts[0]).toBeTruthy(), { timeout: 20_000, interval: 20 });
+      await vi.waitFor(() => expect(lab.live?.texts[0]).toBeTruthy(), {
+        timeout: 20_000,
+        interval: 20,
+      });
       expect(lab.live).toMatchObject({ side: "direct", first: 0 });
       const partial = lab.live!.texts[0];
       expect(HTMLISH.startsWith(partial) && partial.length < HTMLISH.length).toBe(true); // "<img "
@@ -354,7 +459,10 @@ describe("the LM lab on an endpoint", () => {
       open.streamGate = new Promise<void>((r) => (release = r));
       const cut = open.cut;
       const running = lab.runCompare();
-      await vi.waitFor(() => expect(lab.live?.texts[0]).toBeTruthy(), { timeout: 20_000, interval: 20 });
+      await vi.waitFor(() => expect(lab.live?.texts[0]).toBeTruthy(), {
+        timeout: 20_000,
+        interval: 20,
+      });
       lab.cancel();
       const r = (await running)!;
       expect(r.status).toBe("cancelled");
@@ -372,7 +480,9 @@ describe("the LM lab on an endpoint", () => {
       expect(firstOnly.direct).toEqual(plain.direct);
       expect(firstOnly.vs).toEqual(plain.vs);
       // the probe's requests ask for one token; each of the run's 4 requests went again unstreamed
-      expect(open.seen.filter((s) => s.path === "/chat/completions" && !s.stream && s.maxTokens! > 1)).toHaveLength(4);
+      expect(
+        open.seen.filter((s) => s.path === "/chat/completions" && !s.stream && s.maxTokens! > 1),
+      ).toHaveLength(4);
 
       open.seen.length = 0;
       const broken = await run("fake-breaks-once", new EndpointHost());

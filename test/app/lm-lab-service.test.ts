@@ -9,7 +9,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { tick } from "svelte";
 import LmPage from "../../src/app/pages/LmPage.svelte";
 import { LmLabState } from "../../src/app/state/lm.svelte";
-import { LAB_BENCHMARK, LAB_BENCHMARKS, defaultState, labBenchmark, labDialogue } from "../../src/app/lib/lm-benchmarks";
+import {
+  LAB_BENCHMARK,
+  LAB_BENCHMARKS,
+  defaultState,
+  labBenchmark,
+  labDialogue,
+} from "../../src/app/lib/lm-benchmarks";
 import { benchmarkModule } from "../../src/benchmarks/registry";
 import type { LmPrompt } from "../../src/lm/types";
 import { FakeEmbedder, FakeHost, FakeLm, isBasePrompt, isVsPrompt } from "./lm-lab.fakes";
@@ -28,7 +34,8 @@ const VS = JSON.stringify({
   ],
 });
 /** The overly cooperative customer: "it works" every time; VS lists three different replies. */
-const cooperative = () => new FakeLm("fake-instruct", (p: LmPrompt) => (isVsPrompt(p) ? VS : "Yes, it works now!"));
+const cooperative = () =>
+  new FakeLm("fake-instruct", (p: LmPrompt) => (isVsPrompt(p) ? VS : "Yes, it works now!"));
 
 async function serviceLab(instruct = cooperative(), base?: FakeLm) {
   const host = new FakeHost({ models: [instruct, new FakeEmbedder(), ...(base ? [base] : [])] });
@@ -47,10 +54,19 @@ describe("the lab's benchmarks", () => {
   it("every benchmark with LM prompts, Persuasion first; Service's presets are dialogues at the customer's turn", () => {
     expect(LAB_BENCHMARKS.map((b) => b.id)).toEqual(["persuasion", "service"]);
     expect(LAB_BENCHMARK).toBe("persuasion");
-    for (const c of lm.cards) for (const s of lm.states) expect(labBenchmark("service").bench.turn(labDialogue(c.id, s.id, "service")), `${c.id} ${s.id}`).toBe("user");
-    expect(defaultState("service")).toBe(lm.states.find((s) => lm.decisionDue(labDialogue(lm.cards[0].id, s.id, "service")))!.id);
+    for (const c of lm.cards)
+      for (const s of lm.states)
+        expect(
+          labBenchmark("service").bench.turn(labDialogue(c.id, s.id, "service")),
+          `${c.id} ${s.id}`,
+        ).toBe("user");
+    expect(defaultState("service")).toBe(
+      lm.states.find((s) => lm.decisionDue(labDialogue(lm.cards[0].id, s.id, "service")))!.id,
+    );
     expect(defaultState("persuasion")).toBe("ask-after-greeting");
-    expect(() => labDialogue(lm.cards[0].id, "ask-after-greeting", "service")).toThrow(/no dialogue state/);
+    expect(() => labDialogue(lm.cards[0].id, "ask-after-greeting", "service")).toThrow(
+      /no dialogue state/,
+    );
     expect(() => labBenchmark("chess")).toThrow(/unknown benchmark/);
   });
 
@@ -98,27 +114,53 @@ describe("Direct vs VS and γ on Service", () => {
     const r = (await lab.runCompare())!;
     expect(r.status).toBe("done");
     expect(r.settings.benchmark).toBe("service");
-    expect(instruct.calls.filter((c) => !isVsPrompt(c.prompt))[0].prompt).toEqual(lm.directPrompt(lab.dialogue));
-    expect(instruct.calls.filter((c) => isVsPrompt(c.prompt))[0].prompt).toEqual(lm.vsPrompt(lab.dialogue, { k: 3 }));
+    expect(instruct.calls.filter((c) => !isVsPrompt(c.prompt))[0].prompt).toEqual(
+      lm.directPrompt(lab.dialogue),
+    );
+    expect(instruct.calls.filter((c) => isVsPrompt(c.prompt))[0].prompt).toEqual(
+      lm.vsPrompt(lab.dialogue, { k: 3 }),
+    );
     expect(r.direct.every((x) => x.outcome === 1)).toBe(true);
     expect(r.vs[0].candidates.map((c) => c.outcome)).toEqual([1, 0, null]);
     const m = r.measures!;
     expect(m.direct.outcomes).toEqual(lm.compareOutcomes(Array(6).fill(1)));
-    expect(m.vsAll.outcomes).toMatchObject({ amounts: [0, 1], counts: [2, 2], parsed: 4, unparsed: 2, mean: 0.5, human: [], ks: null, l1: null });
+    expect(m.vsAll.outcomes).toMatchObject({
+      amounts: [0, 1],
+      counts: [2, 2],
+      parsed: 4,
+      unparsed: 2,
+      mean: 0.5,
+      human: [],
+      ks: null,
+      l1: null,
+    });
     expect(m.vsAll.distinct.distinct2).toBeGreaterThan(m.direct.distinct.distinct2);
   });
 
   it("γ samples Service's states and scores under its base-model transcript", async () => {
-    const base = new FakeLm("fake-base", (_p, o, row) => ["Done.", "Okay.", "Sorry, where is that?"][((o.seed ?? 0) + row) % 3]);
-    const instruct = new FakeLm("fake-instruct", (_p, o, row) => ["Done.", "Okay.", "Sorry, where is that?"][((o.seed ?? 0) + row) % 2]);
+    const base = new FakeLm(
+      "fake-base",
+      (_p, o, row) => ["Done.", "Okay.", "Sorry, where is that?"][((o.seed ?? 0) + row) % 3],
+    );
+    const instruct = new FakeLm(
+      "fake-instruct",
+      (_p, o, row) => ["Done.", "Okay.", "Sorry, where is that?"][((o.seed ?? 0) + row) % 2],
+    );
     const { lab } = await serviceLab(instruct, base);
     lab.gammaSamples = 4;
     const r = (await lab.runGamma())!;
     expect(r.status).toBe("done");
     expect(r.settings.benchmark).toBe("service");
     expect(r.settings.states).toEqual(lm.states.map((s) => s.id));
-    expect(base.calls.every((c) => isBasePrompt(c.prompt) && (c.prompt as { text: string }).text.endsWith("\nCustomer:"))).toBe(true);
-    expect(base.scored[0].prompt).toEqual(lm.baseTextPrompt(labDialogue(lab.cardId, lm.states[0].id, "service")));
+    expect(
+      base.calls.every(
+        (c) =>
+          isBasePrompt(c.prompt) && (c.prompt as { text: string }).text.endsWith("\nCustomer:"),
+      ),
+    ).toBe(true);
+    expect(base.scored[0].prompt).toEqual(
+      lm.baseTextPrompt(labDialogue(lab.cardId, lm.states[0].id, "service")),
+    );
   });
 });
 
@@ -132,10 +174,14 @@ describe("the LM lab page on Service", () => {
     await fireEvent.change(picker, { target: { value: "service" } });
     expect(lab.benchmark).toBe("service");
     await tick();
-    expect(screen.getByTestId("lm-page").textContent).toContain(`plays the customer of ${service.title}`);
+    expect(screen.getByTestId("lm-page").textContent).toContain(
+      `plays the customer of ${service.title}`,
+    );
     const cards = screen.getByTestId("card") as HTMLSelectElement;
     expect([...cards.options].map((o) => o.textContent)).toEqual(lm.cards.map((c) => c.label));
-    expect([...(screen.getByTestId("state") as HTMLSelectElement).options].map((o) => o.value)).toEqual(lm.states.map((s) => s.id));
+    expect(
+      [...(screen.getByTestId("state") as HTMLSelectElement).options].map((o) => o.value),
+    ).toEqual(lm.states.map((s) => s.id));
     const dialogue = screen.getByTestId("dialogue");
     expect(dialogue.textContent).toContain(`The customer is ${lm.cards[0].label}.`);
     expect(dialogue.textContent).toContain(lm.outcomeView.due);
@@ -161,7 +207,8 @@ describe("the LM lab page on Service", () => {
     expect(names).toContain("share saying it works");
     expect(table.querySelector('tr[data-row="ks"]')).toBeNull();
     expect(table.querySelector('tr[data-row="l1"]')).toBeNull();
-    const row = (id: string) => [...table.querySelectorAll(`tr[data-row="${id}"] td`)].map((td) => td.textContent);
+    const row = (id: string) =>
+      [...table.querySelectorAll(`tr[data-row="${id}"] td`)].map((td) => td.textContent);
     expect(row("parsed").slice(0, 2)).toEqual(["4 of 4", "4 of 6"]); // VS: 2 calls × 3 candidates, one says neither
     expect(row("mean")[0]).toBe("works");
     expect(row("mean")[1]).toBe("50\u202f%"); // pct: a narrow no-break space

@@ -4,12 +4,23 @@
 import type { LoadProgress, LoadedInfo, ModelSource } from "../../src/lm/backend";
 import type { ContinuationScore, GenerateOptions, Generation, LmPrompt } from "../../src/lm/types";
 import { LmCancelledError, ModelNotFoundError } from "../../src/lm/errors";
-import type { LabEmbeddingModel, LabLanguageModel, LmLabHost, LoadCall, ModelRole } from "../../src/app/lib/lm-contracts";
+import type {
+  LabEmbeddingModel,
+  LabLanguageModel,
+  LmLabHost,
+  LoadCall,
+  ModelRole,
+} from "../../src/app/lib/lm-contracts";
 
 export const isVsPrompt = (p: LmPrompt) => "chat" in p && p.chat[0].content.includes('"responses"');
 export const isBasePrompt = (p: LmPrompt) => "text" in p;
 
-const info = (id: string, hasChatTemplate = true): LoadedInfo => ({ id, device: "wasm", contextLength: 4096, hasChatTemplate });
+const info = (id: string, hasChatTemplate = true): LoadedInfo => ({
+  id,
+  device: "wasm",
+  contextLength: 4096,
+  hasChatTemplate,
+});
 
 export interface GenerateCall {
   prompt: LmPrompt;
@@ -27,7 +38,12 @@ export class FakeLm implements LabLanguageModel {
 
   constructor(
     readonly id: string,
-    private readonly reply: (prompt: LmPrompt, opts: GenerateOptions, row: number, call: number) => string,
+    private readonly reply: (
+      prompt: LmPrompt,
+      opts: GenerateOptions,
+      row: number,
+      call: number,
+    ) => string,
     private readonly logprob: (continuation: string) => number = (c) => -c.length,
     hasChatTemplate = true,
   ) {
@@ -40,10 +56,15 @@ export class FakeLm implements LabLanguageModel {
     this.gate = { promise, release };
   }
 
-  async generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: { signal?: AbortSignal } = {}): Promise<Generation[]> {
+  async generate(
+    prompt: LmPrompt,
+    opts: GenerateOptions = {},
+    control: { signal?: AbortSignal } = {},
+  ): Promise<Generation[]> {
     const call = this.calls.length;
     this.calls.push({ prompt, opts });
-    const cancelled = () => Object.assign(new Error("generation was cancelled"), { name: "LmCancelledError" });
+    const cancelled = () =>
+      Object.assign(new Error("generation was cancelled"), { name: "LmCancelledError" });
     if (this.gate) {
       const signal = control.signal;
       await new Promise<void>((resolve, reject) => {
@@ -110,13 +131,24 @@ export class FakeHost implements LmLabHost {
       throw Object.assign(new Error(e.message), { name: e.name });
     }
     if (this.opts.hang) {
-      await new Promise<void>((_, reject) => call.signal.addEventListener("abort", () => reject(new LmCancelledError(`loading ${src.id}`))));
+      await new Promise<void>((_, reject) =>
+        call.signal.addEventListener("abort", () =>
+          reject(new LmCancelledError(`loading ${src.id}`)),
+        ),
+      );
     }
     for (const [file, total] of [
       ["config.json", 100],
       ["onnx/model.onnx", 1000],
     ] as const) {
-      const p = (status: "initiate" | "progress" | "done", loaded: number): LoadProgress => ({ kind: "file", model: src.id, file, status, loaded, total });
+      const p = (status: "initiate" | "progress" | "done", loaded: number): LoadProgress => ({
+        kind: "file",
+        model: src.id,
+        file,
+        status,
+        loaded,
+        total,
+      });
       call.onProgress(p("initiate", 0));
       call.onProgress(p("progress", total / 2));
       call.onProgress(p("done", total));
@@ -136,7 +168,11 @@ export class FakeHost implements LmLabHost {
   }
 
   async tinySources(): Promise<Record<ModelRole, ModelSource>> {
-    return { instruct: { id: "tiny-gpt2", files: {} }, base: { id: "tiny-gpt2-base", files: {} }, embedder: { id: "tiny-bert", files: {} } };
+    return {
+      instruct: { id: "tiny-gpt2", files: {} },
+      base: { id: "tiny-gpt2-base", files: {} },
+      embedder: { id: "tiny-bert", files: {} },
+    };
   }
 
   reset(): void {

@@ -11,13 +11,20 @@ import { LM_CARDS, LM_STATES, labDialogue } from "../../src/app/lib/lm-benchmark
 import { describeLoadError } from "../../src/app/lib/lm-errors";
 import { DEFAULT_MODEL_IDS } from "../../src/lm/models";
 import { firstLine } from "../../src/lm/gamma-run";
-import { baseContinuation, baseTextPrompt, decisionDue, directPrompt, vsPrompt } from "../../src/benchmarks/persuasion/lm-prompts";
+import {
+  baseContinuation,
+  baseTextPrompt,
+  decisionDue,
+  directPrompt,
+  vsPrompt,
+} from "../../src/benchmarks/persuasion/lm-prompts";
 import { distinctScores } from "../../src/lm/measures";
 import { compareDonations, parseDonation } from "../../src/benchmarks/persuasion/lm-measures";
 import type { GenerateOptions, LmPrompt } from "../../src/lm/types";
 import { FakeEmbedder, FakeHost, FakeLm, isBasePrompt, isVsPrompt } from "./lm-lab.fakes";
 
-const vsJson = (items: [string, number][]) => JSON.stringify({ responses: items.map(([text, probability]) => ({ text, probability })) });
+const vsJson = (items: [string, number][]) =>
+  JSON.stringify({ responses: items.map(([text, probability]) => ({ text, probability })) });
 const VS_ITEMS: [string, number][] = [
   ["I'll give $1, it's a good cause.", 0.4],
   ["Not today, money is tight.", 0.3],
@@ -33,7 +40,9 @@ function collapsedLm(id = "fake-instruct") {
 async function loaded(models: { instruct?: FakeLm; base?: FakeLm; embedder?: FakeEmbedder } = {}) {
   const instruct = models.instruct ?? collapsedLm();
   const embedder = models.embedder ?? new FakeEmbedder();
-  const host = new FakeHost({ models: [instruct, embedder, ...(models.base ? [models.base] : [])] });
+  const host = new FakeHost({
+    models: [instruct, embedder, ...(models.base ? [models.base] : [])],
+  });
   const lab = new LmLabState(host);
   lab.ids = { instruct: instruct.id, base: models.base?.id ?? "", embedder: embedder.id };
   expect(await lab.load()).toBe(true);
@@ -49,14 +58,25 @@ describe("presets", () => {
     expect(LM_CARDS[0].label).toBe("agreeable, caring and rational");
     expect(LM_CARDS[7].label).toBe("not very agreeable, not very caring and not very rational");
     for (const s of LM_STATES) expect(() => labDialogue(LM_CARDS[0].id, s.id), s.id).not.toThrow();
-    const decisions = LM_STATES.filter((s) => decisionDue(labDialogue(LM_CARDS[0].id, s.id))).map((s) => s.id);
-    expect(decisions).toEqual(["ask-after-greeting", "ask-after-sharing", "ask-after-cost-objection", "final-decision"]);
+    const decisions = LM_STATES.filter((s) => decisionDue(labDialogue(LM_CARDS[0].id, s.id))).map(
+      (s) => s.id,
+    );
+    expect(decisions).toEqual([
+      "ask-after-greeting",
+      "ask-after-sharing",
+      "ask-after-cost-objection",
+      "final-decision",
+    ]);
     expect(() => labDialogue("nope", LM_STATES[0].id)).toThrow(/no card/);
   });
 
   it("starts on the backend's default models, on auto, at a donation decision", () => {
     const lab = new LmLabState(new FakeHost({ models: [] }));
-    expect(lab.ids).toEqual({ instruct: "HuggingFaceTB/SmolLM2-135M-Instruct", base: "HuggingFaceTB/SmolLM2-135M", embedder: "Xenova/all-MiniLM-L6-v2" });
+    expect(lab.ids).toEqual({
+      instruct: "HuggingFaceTB/SmolLM2-135M-Instruct",
+      base: "HuggingFaceTB/SmolLM2-135M",
+      embedder: "Xenova/all-MiniLM-L6-v2",
+    });
     expect(lab.ids).toEqual(DEFAULT_MODEL_IDS);
     expect(lab.device).toBe("auto");
     expect(lab.decision).toBe(true);
@@ -68,7 +88,11 @@ describe("presets", () => {
 describe("loading", () => {
   it("loads every role with a given id, shows per-file and overall progress, and the device", async () => {
     const { lab, host } = await loaded({ base: new FakeLm("fake-base", () => "x") });
-    expect(host.sources.map((s) => s.src.id)).toEqual(["fake-instruct", "fake-base", "fake-embedder"]);
+    expect(host.sources.map((s) => s.src.id)).toEqual([
+      "fake-instruct",
+      "fake-base",
+      "fake-embedder",
+    ]);
     expect(host.sources.every((s) => s.device === "auto" && !s.src.localModelPath)).toBe(true);
     expect(host.resets).toBe(1); // the previous set is dropped first
     expect(lab.files).toHaveLength(6);
@@ -95,7 +119,13 @@ describe("loading", () => {
   });
 
   it("the tiny test models come from the host's in-page builder", async () => {
-    const host = new FakeHost({ models: [collapsedLm("tiny-gpt2"), new FakeLm("tiny-gpt2-base", () => "x"), new FakeEmbedder("tiny-bert")] });
+    const host = new FakeHost({
+      models: [
+        collapsedLm("tiny-gpt2"),
+        new FakeLm("tiny-gpt2-base", () => "x"),
+        new FakeEmbedder("tiny-bert"),
+      ],
+    });
     const lab = new LmLabState(host);
     lab.source = "tiny";
     expect(await lab.load()).toBe(true);
@@ -109,7 +139,11 @@ describe("loading", () => {
     const lab = new LmLabState(host);
     lab.ids = { instruct: "no/such-model", base: "", embedder: "" };
     expect(await lab.load()).toBe(false);
-    expect(lab.error).toMatchObject({ kind: "model-not-found", title: "Model not found", job: "load" });
+    expect(lab.error).toMatchObject({
+      kind: "model-not-found",
+      title: "Model not found",
+      job: "load",
+    });
     expect(lab.error!.message).toContain('Model "no/such-model" was not found');
     expect(lab.loaded).toEqual({});
   });
@@ -132,7 +166,10 @@ describe("loading", () => {
     expect(e).toMatchObject({ kind: "model-not-found", title: "Model not found" });
     expect(e.message).toContain("models/SmolLM2-135M/config.json");
     // from the hub the same text is not about a folder
-    expect(describeLoadError(html, { id: "x/y" })).toMatchObject({ kind: null, title: "Something went wrong" });
+    expect(describeLoadError(html, { id: "x/y" })).toMatchObject({
+      kind: null,
+      title: "Something went wrong",
+    });
     const host = new FakeHost({ models: [] });
     host.loadLanguageModel = async () => Promise.reject(html);
     const lab = new LmLabState(host);
@@ -195,7 +232,9 @@ describe("Direct vs Verbalized Sampling", () => {
     expect(new Set(instruct.calls.map((c) => c.opts.seed)).size).toBe(instruct.calls.length); // each batch its own seed
     expect(r.direct).toHaveLength(10);
     expect(r.vs).toHaveLength(3);
-    expect(r.vs.every((c) => c.format === "json" && c.candidates.length === 4 && c.selected !== null)).toBe(true);
+    expect(
+      r.vs.every((c) => c.format === "json" && c.candidates.length === 4 && c.selected !== null),
+    ).toBe(true);
     expect(lab.job).toBeNull();
   });
 
@@ -300,7 +339,14 @@ describe("Direct vs Verbalized Sampling", () => {
 describe("γ of the real LM", () => {
   // Six replies with known base probabilities; the instruct model samples π_base^3, the base
   // model π_base. Each reply comes with a second transcript line the lab must cut.
-  const REPLIES = ["Yes, I will help.", "No thanks.", "Maybe later.", "I'll give $1.", "Not now, sorry.", "Sure, take $2."];
+  const REPLIES = [
+    "Yes, I will help.",
+    "No thanks.",
+    "Maybe later.",
+    "I'll give $1.",
+    "Not now, sorry.",
+    "Sure, take $2.",
+  ];
   const P = [0.3, 0.25, 0.2, 0.12, 0.08, 0.05];
   const GAMMA = 3;
   const draw = (weights: number[], seed: number) => {
@@ -314,7 +360,8 @@ describe("γ of the real LM", () => {
     for (let i = 0; i < weights.length; i++) if (u < (c += weights[i] / z)) return i;
     return weights.length - 1;
   };
-  const sampler = (w: number[]) => (_p: LmPrompt, o: GenerateOptions, row: number) => `${REPLIES[draw(w, (o.seed ?? 0) * 97 + row)]}\nPersuader: Thanks!`;
+  const sampler = (w: number[]) => (_p: LmPrompt, o: GenerateOptions, row: number) =>
+    `${REPLIES[draw(w, (o.seed ?? 0) * 97 + row)]}\nPersuader: Thanks!`;
   const logprob = (c: string) => Math.log(P[REPLIES.indexOf(c.trim())]) - 5;
 
   it("samples both models at temperature 1, scores first lines under the base model and recovers γ", async () => {
@@ -330,7 +377,8 @@ describe("γ of the real LM", () => {
     // every state scored under its base transcript, continuations are " " + first line
     expect(base.scored).toHaveLength(LM_STATES.length);
     expect(base.scored[0].prompt).toEqual(baseTextPrompt(labDialogue(lab.cardId, LM_STATES[0].id)));
-    for (const s of base.scored) for (const c of s.continuations) expect(REPLIES.map(baseContinuation)).toContain(c);
+    for (const s of base.scored)
+      for (const c of s.continuations) expect(REPLIES.map(baseContinuation)).toContain(c);
     const rep = r.report!;
     expect(rep.candidateSet).toBe("samples+base");
     expect(rep.samples).toBe(60 * LM_STATES.length);
@@ -345,7 +393,9 @@ describe("γ of the real LM", () => {
   });
 
   it("only the picked state when asked; empty replies are left out and counted", async () => {
-    const instruct = new FakeLm("fake-instruct", (_p, _o, row) => (row === 0 ? "  \n" : REPLIES[row % 6]));
+    const instruct = new FakeLm("fake-instruct", (_p, _o, row) =>
+      row === 0 ? "  \n" : REPLIES[row % 6],
+    );
     const base = new FakeLm("fake-base", (_p, _o, row) => REPLIES[(row + 1) % 6], logprob);
     const { lab } = await loaded({ instruct, base });
     lab.gammaAllStates = false;
@@ -365,6 +415,8 @@ describe("γ of the real LM", () => {
   it("firstLine keeps the reply's own line", () => {
     expect(firstLine("  I'd give $1.\nPersuader: great")).toBe("I'd give $1.");
     expect(firstLine("\n\nhello")).toBe("hello");
-    expect(chatText(directPrompt(labDialogue(LM_CARDS[0].id, "after-greeting")))).toContain("agreeable, caring and rational");
+    expect(chatText(directPrompt(labDialogue(LM_CARDS[0].id, "after-greeting")))).toContain(
+      "agreeable, caring and rational",
+    );
   });
 });

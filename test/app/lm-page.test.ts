@@ -23,7 +23,9 @@ const VS = JSON.stringify({
 
 function tinyLab(reply = (vs: boolean) => (vs ? VS : HTMLISH)) {
   const instruct = new FakeLm("tiny-gpt2", (p) => reply(isVsPrompt(p)));
-  const host = new FakeHost({ models: [instruct, new FakeLm("tiny-gpt2-base", () => "x"), new FakeEmbedder("tiny-bert")] });
+  const host = new FakeHost({
+    models: [instruct, new FakeLm("tiny-gpt2-base", () => "x"), new FakeEmbedder("tiny-bert")],
+  });
   return { lab: new LmLabState(host), instruct, host };
 }
 
@@ -77,7 +79,8 @@ describe("LmPage", () => {
       .getAllByRole("columnheader")
       .map((h) => h.textContent);
     expect(header).toEqual(["measure", "Direct", "VS, all", "VS, selected"]);
-    const row = (id: string) => [...table.querySelectorAll(`tr[data-row="${id}"] td`)].map((td) => td.textContent);
+    const row = (id: string) =>
+      [...table.querySelectorAll(`tr[data-row="${id}"] td`)].map((td) => td.textContent);
     expect(row("count")).toEqual(["4", "4", "2"]);
     expect(row("parsed")[0]).toBe("4 of 4");
     expect(row("mean")[0]).toBe("$1.00");
@@ -103,30 +106,40 @@ describe("LmPage", () => {
     instruct.gate!.release(); // the model reaches its next step
     await until(() => !lab.busy);
     await tick();
-    expect(screen.getByTestId("compare-notice").textContent).toBe("The Direct vs VS run was cancelled.");
+    expect(screen.getByTestId("compare-notice").textContent).toBe(
+      "The Direct vs VS run was cancelled.",
+    );
     expect(screen.queryByTestId("compare-status")).toBeNull();
   });
 
   it("the model id fields edit the lab's ids; the tiny option shows the tiny names instead", async () => {
     const { lab } = tinyLab();
     render(LmPage, { lab });
-    await fireEvent.input(screen.getByTestId("model-base"), { target: { value: "HuggingFaceTB/SmolLM2-360M" } });
+    await fireEvent.input(screen.getByTestId("model-base"), {
+      target: { value: "HuggingFaceTB/SmolLM2-360M" },
+    });
     expect(lab.ids.base).toBe("HuggingFaceTB/SmolLM2-360M");
     await fireEvent.click(screen.getByTestId("source-tiny"));
     expect(screen.queryByTestId("model-base")).toBeNull();
     expect(screen.getByDisplayValue("tiny-gpt2-base")).toBeTruthy();
     await fireEvent.click(screen.getByTestId("source-hub"));
-    expect((screen.getByTestId("model-base") as HTMLInputElement).value).toBe("HuggingFaceTB/SmolLM2-360M");
+    expect((screen.getByTestId("model-base") as HTMLInputElement).value).toBe(
+      "HuggingFaceTB/SmolLM2-360M",
+    );
   });
 
   it("a load error shows in the model section with its title", async () => {
-    const lab = new LmLabState(new FakeHost({ models: [], missing: ["HuggingFaceTB/SmolLM2-135M-Instruct"] }));
+    const lab = new LmLabState(
+      new FakeHost({ models: [], missing: ["HuggingFaceTB/SmolLM2-135M-Instruct"] }),
+    );
     render(LmPage, { lab });
     await fireEvent.click(screen.getByTestId("load"));
     await until(() => !lab.busy);
     await tick();
     const err = screen.getByTestId("load-error");
-    expect(err.textContent).toMatch(/^Model not found\. Model "HuggingFaceTB\/SmolLM2-135M-Instruct" was not found/);
+    expect(err.textContent).toMatch(
+      /^Model not found\. Model "HuggingFaceTB\/SmolLM2-135M-Instruct" was not found/,
+    );
     expect(screen.queryByTestId("compare-error")).toBeNull();
   });
 });

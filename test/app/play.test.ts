@@ -16,7 +16,16 @@ import { CONDITION_INFO } from "../../src/app/lib/conditions";
 import { assign } from "../../src/app/lib/play-assign";
 import { formatPlaySetup, parsePlaySetup } from "../../src/app/lib/play-link";
 import { recordedPolicies, runKey, storedPolicies } from "../../src/app/lib/play-policies";
-import { EMPTY_MERGE, mergeFiles, parsePlayFile, playFile, recordsCsv, summariseRecords, type MergedSet, type PlayRecord } from "../../src/app/lib/play-results";
+import {
+  EMPTY_MERGE,
+  mergeFiles,
+  parsePlayFile,
+  playFile,
+  recordsCsv,
+  summariseRecords,
+  type MergedSet,
+  type PlayRecord,
+} from "../../src/app/lib/play-results";
 import { PlayDialogue, policyModel, replay } from "../../src/app/lib/play-session";
 import { DEFAULT_SETUP, PlayState } from "../../src/app/lib/play-state.svelte";
 import { MemoryPlayStore } from "../../src/app/lib/play-store";
@@ -63,7 +72,8 @@ const bench = benchmarkFor(report.config);
 function stubFetch({ policies = true } = {}) {
   return vi.fn(async (url: string) => {
     const path = /recorded\/(.+)$/.exec(String(url))?.[1];
-    if (!path || (!policies && path.includes(".policies/"))) return new Response("not found", { status: 404 });
+    if (!path || (!policies && path.includes(".policies/")))
+      return new Response("not found", { status: 404 });
     try {
       return new Response(readFileSync(join(RECORDED, path)));
     } catch {
@@ -80,7 +90,10 @@ async function playThrough(d: PlayDialogue, amount = 2): Promise<void> {
   }
 }
 
-const conditionWords = new RegExp(`\\b(${CONDITIONS.map((c) => CONDITION_INFO[c].label).join("|")})\\b`, "i");
+const conditionWords = new RegExp(
+  `\\b(${CONDITIONS.map((c) => CONDITION_INFO[c].label).join("|")})\\b`,
+  "i",
+);
 
 afterEach(() => {
   cleanup();
@@ -91,26 +104,50 @@ describe("a recording's policies", () => {
   it("load for every condition of persuasion-smoke, and play a dialogue that replays from its record", async () => {
     const source = await recordedPolicies("persuasion-smoke", report, stubFetch(), BASE);
     if (typeof source === "string") throw new Error(source);
-    expect(source.available.map((p) => p.condition).sort()).toEqual([...report.config.conditions].sort());
+    expect(source.available.map((p) => p.condition).sort()).toEqual(
+      [...report.config.conditions].sort(),
+    );
     const ck = await source.load("single", 0);
-    const d = new PlayDialogue(bench, policyModel(bench, report.config, ck), report.config.rl.temperature, 1234, bench.humans.sample(Rng.seed(1)).card);
+    const d = new PlayDialogue(
+      bench,
+      policyModel(bench, report.config, ck),
+      report.config.rl.temperature,
+      1234,
+      bench.humans.sample(Rng.seed(1)).card,
+    );
     await playThrough(d);
     const acts = [...d.dialogue.acts];
     expect(acts.length).toBeGreaterThanOrEqual(2);
     expect(d.result().outcome).toBe(1); // the third amount: $1
     expect(d.result().success).toBe(true);
-    const again = await replay(bench, policyModel(bench, report.config, ck), report.config.rl.temperature, 1234, d.dialogue.card, acts);
+    const again = await replay(
+      bench,
+      policyModel(bench, report.config, ck),
+      report.config.rl.temperature,
+      1234,
+      d.dialogue.card,
+      acts,
+    );
     expect(again).toEqual(acts);
   });
 
   it("say clearly when a recording has none, and refuse files written for another config", async () => {
-    const none = await recordedPolicies("persuasion-smoke", report, stubFetch({ policies: false }), BASE);
-    expect(none).toMatch(/has no trained policies yet: record it again with bash scripts\/record-presets\.sh persuasion-smoke/);
+    const none = await recordedPolicies(
+      "persuasion-smoke",
+      report,
+      stubFetch({ policies: false }),
+      BASE,
+    );
+    expect(none).toMatch(
+      /has no trained policies yet: record it again with bash scripts\/record-presets\.sh persuasion-smoke/,
+    );
     const changed = parseReport(text);
     changed.config.rl.lr *= 2; // a re-recorded preset with other settings
     const source = await recordedPolicies("persuasion-smoke", changed, stubFetch(), BASE);
     if (typeof source === "string") throw new Error(source);
-    await expect(source.load("single", 0)).rejects.toThrow(/single-0\.bin: it was trained by another run than this recording/);
+    await expect(source.load("single", 0)).rejects.toThrow(
+      /single-0\.bin: it was trained by another run than this recording/,
+    );
   });
 
   it("a stored run's policies come from its finished unit tasks; a run without them says why", async () => {
@@ -118,7 +155,9 @@ describe("a recording's policies", () => {
     if (typeof source === "string") throw new Error(source);
     const ck = await source.load("vs", 0);
     const tasks = new Map<string, unknown>([["unit:vs:0", { finalPolicy: ck }]]);
-    const runs = { taskCache: () => ({ get: async (k: string) => tasks.get(k), put: async () => {} }) };
+    const runs = {
+      taskCache: () => ({ get: async (k: string) => tasks.get(k), put: async () => {} }),
+    };
     const stored = await storedPolicies(runs, "r1", report);
     if (typeof stored === "string") throw new Error(stored);
     expect(stored.available).toEqual([{ condition: "vs", seed: 0 }]);
@@ -140,7 +179,9 @@ describe("a run made in this browser", () => {
       onPolicy: (condition, seed) => handed.push(`${condition}:${seed}`),
     });
     expect(JSON.stringify(made)).not.toContain("finalPolicy");
-    expect(handed.sort()).toEqual(TEST_CONFIG.conditions.flatMap((c) => [`${c}:0`, `${c}:1`]).sort());
+    expect(handed.sort()).toEqual(
+      TEST_CONFIG.conditions.flatMap((c) => [`${c}:0`, `${c}:1`]).sort(),
+    );
     const run: StoredRun = {
       id: "r1",
       createdAt: 0,
@@ -153,7 +194,11 @@ describe("a run made in this browser", () => {
       tasksDone: 1,
       tasksTotal: 1,
     };
-    const runs = { list: async () => [run], get: async () => run, taskCache: () => ({ get: async (k: string) => tasks.get(k), put: async () => {} }) };
+    const runs = {
+      list: async () => [run],
+      get: async () => run,
+      taskCache: () => ({ get: async (k: string) => tasks.get(k), put: async () => {} }),
+    };
     const results = new MemoryPlayStore();
     const play = new PlayState({ runs, results, fetch: stubFetch(), base: BASE });
     await play.open(formatPlaySetup({ ...DEFAULT_SETUP, run: { kind: "stored", id: "r1" } }));
@@ -184,7 +229,9 @@ describe("assignment", () => {
       }
       orders.add(seq.join(","));
       // the same inputs give the same assignment (no server: every browser computes it)
-      expect(assign({ study: "room", player, scheme: "blocks", conditions, seeds, index: 5 })).toEqual(assign({ study: "room", player, scheme: "blocks", conditions, seeds, index: 5 }));
+      expect(
+        assign({ study: "room", player, scheme: "blocks", conditions, seeds, index: 5 }),
+      ).toEqual(assign({ study: "room", player, scheme: "blocks", conditions, seeds, index: 5 }));
     }
     expect(orders.size).toBeGreaterThan(1);
   });
@@ -193,19 +240,37 @@ describe("assignment", () => {
     const conditions = ["base", "single", "vs"] as const;
     const counts = new Map<string, number>();
     for (let index = 0; index < 3000; index++) {
-      const c = assign({ study: null, player: "p", scheme: "random", conditions, seeds, index }).condition;
+      const c = assign({
+        study: null,
+        player: "p",
+        scheme: "random",
+        conditions,
+        seeds,
+        index,
+      }).condition;
       counts.set(c, (counts.get(c) ?? 0) + 1);
     }
     for (const c of conditions) expect(Math.abs(counts.get(c)! / 3000 - 1 / 3)).toBeLessThan(0.04); // ≈ 4.6 sd
   });
 
   it("the class study link round-trips and names what it cannot read", () => {
-    const setup = { run: { kind: "recorded" as const, preset: "persuasion-smoke" }, conditions: ["single" as const, "population" as const], scheme: "blocks" as const, dialogues: 3, study: "room-1" };
+    const setup = {
+      run: { kind: "recorded" as const, preset: "persuasion-smoke" },
+      conditions: ["single" as const, "population" as const],
+      scheme: "blocks" as const,
+      dialogues: 3,
+      study: "room-1",
+    };
     expect(parsePlaySetup(formatPlaySetup(setup), DEFAULT_SETUP)).toEqual({ setup, problems: [] });
-    const bad = parsePlaySetup("run:recorded/nope;conditions:single,typo;dialogues:99;study:a b;zzz:1", DEFAULT_SETUP);
+    const bad = parsePlaySetup(
+      "run:recorded/nope;conditions:single,typo;dialogues:99;study:a b;zzz:1",
+      DEFAULT_SETUP,
+    );
     expect(bad.setup).toEqual(DEFAULT_SETUP);
     expect(bad.problems).toHaveLength(5);
-    expect(bad.problems.join("\n")).toMatch(/no preset "nope"[\s\S]*conditions "single,typo"[\s\S]*dialogues "99"[\s\S]*study "a b"[\s\S]*unknown setting "zzz"/);
+    expect(bad.problems.join("\n")).toMatch(
+      /no preset "nope"[\s\S]*conditions "single,typo"[\s\S]*dialogues "99"[\s\S]*study "a b"[\s\S]*unknown setting "zzz"/,
+    );
   });
 });
 
@@ -220,7 +285,11 @@ function record(over: Partial<PlayRecord> = {}): PlayRecord {
     condition: "single",
     seed: 0,
     sessionSeed: 7,
-    persona: { source: "drawn", card: ["card:agreeable-high", "card:caring-low", "card:rational-high"], type: "skeptic" },
+    persona: {
+      source: "drawn",
+      card: ["card:agreeable-high", "card:caring-low", "card:rational-high"],
+      type: "skeptic",
+    },
     acts: ["ask", "$1"],
     outcome: 1,
     success: true,
@@ -233,7 +302,12 @@ function record(over: Partial<PlayRecord> = {}): PlayRecord {
 
 describe("results", () => {
   it("per condition: n, players, success with a t interval cut at [0, 1], mean donation", () => {
-    const rs = [record(), record({ success: false, outcome: 0, player: "p2" }), record({ outcome: 2 }), record({ condition: "vs", outcome: 0.5, success: false })];
+    const rs = [
+      record(),
+      record({ success: false, outcome: 0, player: "p2" }),
+      record({ outcome: 2 }),
+      record({ condition: "vs", outcome: 0.5, success: false }),
+    ];
     const [single, vs, base] = summariseRecords(rs, ["single", "vs", "base"]);
     expect(single).toMatchObject({ condition: "single", n: 3, players: 2, outcome: 1 });
     expect(single.success!.mean).toBeCloseTo(2 / 3);
@@ -265,17 +339,30 @@ describe("results", () => {
     const second = mergeFiles(first.set, [
       { name: "a-again.json", text: JSON.stringify(playFile(a)) },
       { name: "broken.json", text: '{"format": "collapse-lab/play-results@1", "records": [' },
-      { name: "other.json", text: JSON.stringify(playFile([record({ runKey: "0".repeat(32), run: "recorded/persuasion-quick" })])) },
+      {
+        name: "other.json",
+        text: JSON.stringify(
+          playFile([record({ runKey: "0".repeat(32), run: "recorded/persuasion-quick" })]),
+        ),
+      },
       { name: "report.json", text },
     ]);
     expect(first.set).toEqual(before);
     expect(second.set.records).toHaveLength(3);
-    expect(second.messages).toEqual(["a-again.json: 0 dialogues added, 2 already merged (duplicates) left out"]);
+    expect(second.messages).toEqual([
+      "a-again.json: 0 dialogues added, 2 already merged (duplicates) left out",
+    ]);
     expect(second.problems).toHaveLength(3);
     expect(second.problems[0]).toMatch(/^broken\.json: not JSON .* — skipped$/);
-    expect(second.problems[1]).toMatch(/^other\.json: played against another run \(recorded\/persuasion-quick/);
-    expect(second.problems[2]).toMatch(/^report\.json: not a Play results file: .*this is a RunReport/);
-    expect(() => parsePlayFile(JSON.stringify({ ...playFile(a), records: [{ ...a[0], condition: "nope" }] }))).toThrow(/records\.0\.condition/);
+    expect(second.problems[1]).toMatch(
+      /^other\.json: played against another run \(recorded\/persuasion-quick/,
+    );
+    expect(second.problems[2]).toMatch(
+      /^report\.json: not a Play results file: .*this is a RunReport/,
+    );
+    expect(() =>
+      parsePlayFile(JSON.stringify({ ...playFile(a), records: [{ ...a[0], condition: "nope" }] })),
+    ).toThrow(/records\.0\.condition/);
   });
 });
 
@@ -283,16 +370,23 @@ describe("PlayState.merge", () => {
   it("keeps the stored merged set when every new file is bad, and stores the new set when one is good", async () => {
     const results = new MemoryPlayStore();
     const play = new PlayState({ results, fetch: stubFetch(), base: BASE });
-    await play.merge([{ name: "a.json", text: JSON.stringify(playFile([record({ player: "a" })])) }]);
+    await play.merge([
+      { name: "a.json", text: JSON.stringify(playFile([record({ player: "a" })])) },
+    ]);
     const stored = await results.merged();
     expect(stored.records).toHaveLength(1);
     await play.merge([
       { name: "bad.json", text: "[]" },
       { name: "empty.json", text: "" },
     ]);
-    expect(play.mergeProblems).toEqual(["bad.json: not a Play results file: expected a JSON object — skipped", expect.stringMatching(/^empty\.json: not JSON/)]);
+    expect(play.mergeProblems).toEqual([
+      "bad.json: not a Play results file: expected a JSON object — skipped",
+      expect.stringMatching(/^empty\.json: not JSON/),
+    ]);
     expect(await results.merged()).toEqual(stored);
-    await play.merge([{ name: "b.json", text: JSON.stringify(playFile([record({ player: "b" })])) }]);
+    await play.merge([
+      { name: "b.json", text: JSON.stringify(playFile([record({ player: "b" })])) },
+    ]);
     expect((await results.merged()).records.map((r) => r.player)).toEqual(["a", "b"]);
   });
 
@@ -312,7 +406,10 @@ describe("PlayState.merge", () => {
     const first = play.merge([a]);
     const second = play.merge([a, b]);
     await Promise.all([first, second]);
-    expect(play.mergeMessages).toEqual(["a.json: 0 dialogues added, 1 already merged (duplicates) left out", "b.json: 1 dialogue added"]);
+    expect(play.mergeMessages).toEqual([
+      "a.json: 0 dialogues added, 1 already merged (duplicates) left out",
+      "b.json: 1 dialogue added",
+    ]);
     expect(results.writes.map((s) => s.records.length)).toEqual([1, 2]);
     expect((await results.merged()).records.map((r) => r.player)).toEqual(["a", "b"]);
   });
@@ -324,9 +421,15 @@ describe("PlayState.merge", () => {
       }
     }
     const play = new PlayState({ results: new FullStore(), fetch: stubFetch(), base: BASE });
-    await play.merge([{ name: "a.json", text: JSON.stringify(playFile([record({ player: "a" })])) }]);
+    await play.merge([
+      { name: "a.json", text: JSON.stringify(playFile([record({ player: "a" })])) },
+    ]);
     expect(play.merged.records).toHaveLength(1);
-    expect(play.mergeProblems).toEqual([expect.stringMatching(/^The merged set could not be stored in this browser \(QuotaExceededError\); .* export it/)]);
+    expect(play.mergeProblems).toEqual([
+      expect.stringMatching(
+        /^The merged set could not be stored in this browser \(QuotaExceededError\); .* export it/,
+      ),
+    ]);
   });
 });
 
@@ -338,7 +441,9 @@ describe("a person's own words", () => {
     const r = await readReply(lm, bench, d, "  Honestly, how would I know they are honest? ");
     expect(r.how).toBe("lm");
     expect(bench.acts[r.act].name).toBe("object-trust");
-    expect(r.probs.map((p) => p.act).sort((a, b) => a - b)).toEqual(bench.maskClasses[bench.userClass(d)].allowed);
+    expect(r.probs.map((p) => p.act).sort((a, b) => a - b)).toEqual(
+      bench.maskClasses[bench.userClass(d)].allowed,
+    );
     expect(r.probs.reduce((a, p) => a + p.p, 0)).toBeCloseTo(1);
     expect(lm.prompts[0]).toMatch(/Persuadee: Honestly, how would I know they are honest\?\n/);
   });
@@ -364,12 +469,18 @@ describe("a person's own words", () => {
     const before = play.lines.length;
     await fireEvent.keyDown(input, { key: "1" });
     expect(play.lines.length).toBe(before); // no reply chosen
-    await fireEvent.input(input, { target: { value: play.decisionDue ? "I'll give $2" : "I have kids too, it gets to me" } });
+    await fireEvent.input(input, {
+      target: { value: play.decisionDue ? "I'll give $2" : "I have kids too, it gets to me" },
+    });
     await fireEvent.submit(screen.getByTestId("play-words"));
     const reading = await screen.findByTestId("play-reading");
     await fireEvent.click(within(reading).getByText("Send"));
     for (let step = 0; step < 20 && !screen.queryByTestId("play-reveal"); step++) {
-      await waitFor(() => expect(screen.queryByTestId("play-options") ?? screen.queryByTestId("play-reveal")).not.toBeNull());
+      await waitFor(() =>
+        expect(
+          screen.queryByTestId("play-options") ?? screen.queryByTestId("play-reveal"),
+        ).not.toBeNull(),
+      );
       if (screen.queryByTestId("play-reveal")) break;
       await fireEvent.keyDown(window, { key: "1" });
     }
@@ -377,19 +488,38 @@ describe("a person's own words", () => {
     const [rec] = await results.records();
     expect(rec.ownWords).toEqual([{ at: 1, text: expect.stringMatching(/^I/) }]);
     expect(rec.acts[1]).toMatch(/^(share-personal|\$2)$/);
-    expect(parsePlayFile(JSON.stringify(playFile([rec]))).records[0].ownWords).toEqual(rec.ownWords);
+    expect(parsePlayFile(JSON.stringify(playFile([rec]))).records[0].ownWords).toEqual(
+      rec.ownWords,
+    );
   });
 });
 
 describe("PlayPage (jsdom)", () => {
   it("renders imported text as text, never as HTML, and no Play source uses {@html}", async () => {
-    const sources = ["pages/PlayPage.svelte", ...["PlayChat", "PersonaCard", "PlayResults", "PlayDialogues", "StudyPanel"].map((c) => `components/play/${c}.svelte`)];
-    for (const f of sources) expect(readFileSync(join(__dirname, "../../src/app", f), "utf8")).not.toMatch(/\{@html|innerHTML/);
+    const sources = [
+      "pages/PlayPage.svelte",
+      ...["PlayChat", "PersonaCard", "PlayResults", "PlayDialogues", "StudyPanel"].map(
+        (c) => `components/play/${c}.svelte`,
+      ),
+    ];
+    for (const f of sources)
+      expect(readFileSync(join(__dirname, "../../src/app", f), "utf8")).not.toMatch(
+        /\{@html|innerHTML/,
+      );
     const play = new PlayState({ results: new MemoryPlayStore(), fetch: stubFetch(), base: BASE });
     render(PlayPage, { state: play, linkFor: (p: string) => p });
     await screen.findByTestId("play-start");
     const evil = '<img src="x" onerror="window.pwned = 1">';
-    await play.merge([{ name: "evil.json", text: JSON.stringify(playFile([record({ run: evil, persona: { source: "own", card: [evil], type: "<b>bold</b>" } })])) }]);
+    await play.merge([
+      {
+        name: "evil.json",
+        text: JSON.stringify(
+          playFile([
+            record({ run: evil, persona: { source: "own", card: [evil], type: "<b>bold</b>" } }),
+          ]),
+        ),
+      },
+    ]);
     expect((await screen.findByTestId("merged-results-caption")).textContent).toContain(evil);
     expect(document.querySelector("img, b")).toBeNull();
   });
@@ -397,13 +527,28 @@ describe("PlayPage (jsdom)", () => {
   it("plays a dialogue with the keyboard; no condition name is on the page until the decision, then it is revealed and counted", async () => {
     const results = new MemoryPlayStore("tester");
     const play = new PlayState({ results, fetch: stubFetch(), base: BASE });
-    render(PlayPage, { state: play, setup: formatPlaySetup({ ...DEFAULT_SETUP, conditions: ["single", "population"], study: "room-9", dialogues: 2 }), linkFor: (p: string) => `?play=${p}#play` });
+    render(PlayPage, {
+      state: play,
+      setup: formatPlaySetup({
+        ...DEFAULT_SETUP,
+        conditions: ["single", "population"],
+        study: "room-9",
+        dialogues: 2,
+      }),
+      linkFor: (p: string) => `?play=${p}#play`,
+    });
     const start = await screen.findByTestId("play-start");
     await waitFor(() => expect((start as HTMLButtonElement).disabled).toBe(false));
-    expect(screen.getByTestId("study-summary").textContent).toContain("Please play 2 dialogues: 0 done, 2 to go");
+    expect(screen.getByTestId("study-summary").textContent).toContain(
+      "Please play 2 dialogues: 0 done, 2 to go",
+    );
     await fireEvent.click(start);
     for (let step = 0; step < 20 && !screen.queryByTestId("play-reveal"); step++) {
-      await waitFor(() => expect(screen.queryByTestId("play-options") ?? screen.queryByTestId("play-reveal")).not.toBeNull());
+      await waitFor(() =>
+        expect(
+          screen.queryByTestId("play-options") ?? screen.queryByTestId("play-reveal"),
+        ).not.toBeNull(),
+      );
       if (screen.queryByTestId("play-reveal")) break;
       expect(document.body.textContent).not.toMatch(conditionWords);
       expect(document.body.innerHTML).not.toMatch(conditionWords);
@@ -412,16 +557,31 @@ describe("PlayPage (jsdom)", () => {
     const revealed = await screen.findByTestId("revealed-condition");
     expect(["single", "population"]).toContain(revealed.textContent);
     const [stored] = await results.records();
-    expect(stored).toMatchObject({ player: "tester", study: "room-9", condition: revealed.textContent, index: 0, runKey: runKey(report) });
+    expect(stored).toMatchObject({
+      player: "tester",
+      study: "room-9",
+      condition: revealed.textContent,
+      index: 0,
+      runKey: runKey(report),
+    });
     expect(stored.acts.length).toBeGreaterThanOrEqual(2);
     expect(screen.getByTestId("study-summary").textContent).toContain("1 done, 1 to go");
-    expect(screen.getByTestId("play-results").querySelector(`tr[data-condition="${stored.condition}"]`)?.textContent).toMatch(/^\D*1\s*1/);
+    expect(
+      screen.getByTestId("play-results").querySelector(`tr[data-condition="${stored.condition}"]`)
+        ?.textContent,
+    ).toMatch(/^\D*1\s*1/);
   });
 
   it("a recording without policies says so, and Start stays off", async () => {
-    const play = new PlayState({ results: new MemoryPlayStore(), fetch: stubFetch({ policies: false }), base: BASE });
+    const play = new PlayState({
+      results: new MemoryPlayStore(),
+      fetch: stubFetch({ policies: false }),
+      base: BASE,
+    });
     render(PlayPage, { state: play, linkFor: (p: string) => p });
-    expect((await screen.findByTestId("play-unavailable")).textContent).toMatch(/has no trained policies yet/);
+    expect((await screen.findByTestId("play-unavailable")).textContent).toMatch(
+      /has no trained policies yet/,
+    );
     expect((screen.getByTestId("play-start") as HTMLButtonElement).disabled).toBe(true);
   });
 });

@@ -6,11 +6,30 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { marker, reportMarkers } from "../../src/cluster/ray/job-log";
 import { parseReport } from "../../src/experiment/report-schema";
-import { DEFAULT_RELAY, loadMemory, RelayClient, relayBase, remoteBackend, saveMemory, snapshotOf, storedRunOf, type RemoteJob } from "../../src/app/lib/remote-run";
+import {
+  DEFAULT_RELAY,
+  loadMemory,
+  RelayClient,
+  relayBase,
+  remoteBackend,
+  saveMemory,
+  snapshotOf,
+  storedRunOf,
+  type RemoteJob,
+} from "../../src/app/lib/remote-run";
 import { DEFAULT_STATE, parseUrlState } from "../../src/app/lib/url-state";
 
-const report = parseReport(readFileSync(join(__dirname, "../../public/recorded/persuasion-smoke.json"), "utf8"));
-const point = (step: number, human: number) => ({ step, train: 0.5, heldout: 0.4, human, entropy: 1.2, reward: 0.1 });
+const report = parseReport(
+  readFileSync(join(__dirname, "../../public/recorded/persuasion-smoke.json"), "utf8"),
+);
+const point = (step: number, human: number) => ({
+  step,
+  train: 0.5,
+  heldout: 0.4,
+  human,
+  entropy: 1.2,
+  reward: 0.1,
+});
 
 describe("a job's snapshot", () => {
   const running = [
@@ -27,7 +46,10 @@ describe("a job's snapshot", () => {
 
   it("while it runs: the human lines, the phase and the curves by condition and seed", () => {
     const s = snapshotOf({ status: "RUNNING", message: null }, running);
-    expect(s.lines).toEqual(["collapse-lab on Ray: persuasion-smoke", "(run_task pid=41) unit single seed 0: step 2 of 4"]);
+    expect(s.lines).toEqual([
+      "collapse-lab on Ray: persuasion-smoke",
+      "(run_task pid=41) unit single seed 0: step 2 of 4",
+    ]);
     expect(s.lines.join("\n")).not.toContain("@@collapse-lab");
     expect(s.phase).toBe("train 2/7 (single seed 0)");
     expect(s.training).toEqual(["single seed 0: step 0 of 4", "vs seed 0: step 0 of 4"]); // the retried task's latest report counts
@@ -45,7 +67,10 @@ describe("a job's snapshot", () => {
   });
 
   it("when it succeeded: the report from the log; when its parts are missing: why not", () => {
-    const done = snapshotOf({ status: "SUCCEEDED" }, [running, ...reportMarkers(report)].join("\n"));
+    const done = snapshotOf(
+      { status: "SUCCEEDED" },
+      [running, ...reportMarkers(report)].join("\n"),
+    );
     expect(done.report).toEqual(report);
     expect(done.reportError).toBeNull();
     const cut = snapshotOf({ status: "SUCCEEDED" }, running);
@@ -59,7 +84,12 @@ describe("a job's snapshot", () => {
       `${running}\n${marker({ t: "error", message: "the task unit vs seed 0 crashed: out of memory" })}`,
     );
     expect(failed.cause).toBe("the task unit vs seed 0 crashed: out of memory");
-    expect(snapshotOf({ status: "FAILED", message: "Job entrypoint command failed with exit code 1" }, "").cause).toBe("Job entrypoint command failed with exit code 1");
+    expect(
+      snapshotOf(
+        { status: "FAILED", message: "Job entrypoint command failed with exit code 1" },
+        "",
+      ).cause,
+    ).toBe("Job entrypoint command failed with exit code 1");
   });
 });
 
@@ -74,20 +104,33 @@ describe("the relay client", () => {
     const calls: string[] = [];
     const answering = (async (url: string, init?: RequestInit) => {
       calls.push(`${init?.method} ${url}`);
-      return new Response(JSON.stringify({ error: "the relay does not forward GET /api/jobs/" }), { status: 403 });
+      return new Response(JSON.stringify({ error: "the relay does not forward GET /api/jobs/" }), {
+        status: 403,
+      });
     }) as typeof fetch;
-    await expect(new RelayClient("http://127.0.0.1:8266", answering).job("raysubmit_1")).rejects.toThrow("the relay does not forward GET /api/jobs/");
+    await expect(
+      new RelayClient("http://127.0.0.1:8266", answering).job("raysubmit_1"),
+    ).rejects.toThrow("the relay does not forward GET /api/jobs/");
     expect(calls).toEqual(["GET http://127.0.0.1:8266/api/jobs/raysubmit_1"]);
     const down = (async () => {
       throw new TypeError("Failed to fetch");
     }) as typeof fetch;
-    await expect(new RelayClient("http://127.0.0.1:8266", down).info()).rejects.toThrow(/relay at http:\/\/127\.0\.0\.1:8266 is unreachable.*collapse-lab ray relay --ray/);
-    const html = (async () => new Response("<html>not a relay</html>", { status: 200 })) as typeof fetch;
-    await expect(new RelayClient("http://127.0.0.1:8266", html).info()).rejects.toThrow(/is not JSON/);
+    await expect(new RelayClient("http://127.0.0.1:8266", down).info()).rejects.toThrow(
+      /relay at http:\/\/127\.0\.0\.1:8266 is unreachable.*collapse-lab ray relay --ray/,
+    );
+    const html = (async () =>
+      new Response("<html>not a relay</html>", { status: 200 })) as typeof fetch;
+    await expect(new RelayClient("http://127.0.0.1:8266", html).info()).rejects.toThrow(
+      /is not JSON/,
+    );
   });
 
   it("runs auto on wasm on the cluster, webgpu when asked", () => {
-    expect([remoteBackend("auto"), remoteBackend("wasm"), remoteBackend("webgpu")]).toEqual(["wasm", "wasm", "webgpu"]);
+    expect([remoteBackend("auto"), remoteBackend("wasm"), remoteBackend("webgpu")]).toEqual([
+      "wasm",
+      "wasm",
+      "webgpu",
+    ]);
   });
 });
 
@@ -103,7 +146,10 @@ describe("what the page remembers", () => {
 
   it("round-trips the relay and the job; forgets what it cannot read", () => {
     const kept = new Map<string, string>();
-    const storage = { getItem: (k: string) => kept.get(k) ?? null, setItem: (k: string, v: string) => void kept.set(k, v) };
+    const storage = {
+      getItem: (k: string) => kept.get(k) ?? null,
+      setItem: (k: string, v: string) => void kept.set(k, v),
+    };
     expect(loadMemory(storage)).toEqual({ relay: DEFAULT_RELAY, job: null });
     saveMemory(storage, { relay: "http://127.0.0.1:9000", job });
     expect(loadMemory(storage)).toEqual({ relay: "http://127.0.0.1:9000", job });
@@ -115,7 +161,13 @@ describe("what the page remembers", () => {
 
   it("a finished job is a done run of the experiment it was, opening on the Experiment page", () => {
     const run = storedRunOf(job, report);
-    expect(run).toMatchObject({ id: `ray-${job.id}`, status: "done", createdAt: job.submittedAt, backend: `${report.env.backend} on Ray`, report });
+    expect(run).toMatchObject({
+      id: `ray-${job.id}`,
+      status: "done",
+      createdAt: job.submittedAt,
+      backend: `${report.env.backend} on Ray`,
+      report,
+    });
     expect(run.title).toContain(job.id);
     expect(run.url.page).toBe("experiment");
     expect(parseUrlState("", "#remote").state.page).toBe("remote");

@@ -24,7 +24,10 @@ export const TEST_CONFIG = validateConfig(
 
 export async function buildReport(): Promise<RunReport> {
   const { backend } = await createBackend("float64");
-  return runExperiment(TEST_CONFIG, new InlineExecutor(backend), { backend: "float64", preset: "test" });
+  return runExperiment(TEST_CONFIG, new InlineExecutor(backend), {
+    backend: "float64",
+    preset: "test",
+  });
 }
 
 /** jsdom has no ResizeObserver; Svelte's bind:clientWidth (the Chart) needs one. It never fires here. */

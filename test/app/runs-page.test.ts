@@ -15,8 +15,11 @@ import { PRESETS } from "../../src/experiment/presets";
 import { stubResizeObserver } from "./report-fixture";
 
 stubResizeObserver();
-const recorded = (id: string) => readFileSync(join(__dirname, "../../public/recorded", `${id}.json`), "utf8");
-const FILES: Record<string, string> = Object.fromEntries(["persuasion-paper", "persuasion-quick", "persuasion-smoke"].map((id) => [id, recorded(id)]));
+const recorded = (id: string) =>
+  readFileSync(join(__dirname, "../../public/recorded", `${id}.json`), "utf8");
+const FILES: Record<string, string> = Object.fromEntries(
+  ["persuasion-paper", "persuasion-quick", "persuasion-smoke"].map((id) => [id, recorded(id)]),
+);
 const title = (id: string) => PRESETS.find((p) => p.id === id)!.title;
 /** The presets the recordings table lists, in order (the header row left out). */
 const listedPresets = (table: HTMLElement) =>
@@ -31,7 +34,10 @@ function stubFetch(files: Record<string, string | "html">) {
     const id = /recorded\/(.+)\.json$/.exec(url)?.[1] ?? "";
     const body = files[id];
     if (body === undefined) return new Response("not found", { status: 404 });
-    if (body === "html") return new Response("<!doctype html><title>collapse-lab</title>", { headers: { "content-type": "text/html" } });
+    if (body === "html")
+      return new Response("<!doctype html><title>collapse-lab</title>", {
+        headers: { "content-type": "text/html" },
+      });
     return new Response(body, { headers: { "content-type": "application/json" } });
   });
   vi.stubGlobal("fetch", fetch);
@@ -39,11 +45,19 @@ function stubFetch(files: Record<string, string | "html">) {
 }
 
 function fakeStore(runs: StoredRun[] = []): RunStore {
-  return { list: async () => runs, put: async () => {}, delete: async () => {} } as unknown as RunStore;
+  return {
+    list: async () => runs,
+    put: async () => {},
+    delete: async () => {},
+  } as unknown as RunStore;
 }
 
 function setup(runs: StoredRun[] = []) {
-  const exp = new ExperimentState({ createExecutor: () => null as never, decideBackend: async () => ({ requested: "auto", name: "wasm", reason: "test" }), parallelism: 1 });
+  const exp = new ExperimentState({
+    createExecutor: () => null as never,
+    decideBackend: async () => ({ requested: "auto", name: "wasm", reason: "test" }),
+    parallelism: 1,
+  });
   exp.setUrl({ ...DEFAULT_STATE, sets: [], page: "runs" });
   const onopen = vi.fn();
   render(RunsPage, { exp, store: fakeStore(runs), onopen });
@@ -66,7 +80,11 @@ describe("RunsPage: recordings", () => {
     setup();
     const table = await screen.findByTestId("recordings-table");
     const rows = within(table).getAllByRole("row").slice(1);
-    expect(listedPresets(table)).toEqual(["persuasion-paper", "persuasion-quick", "persuasion-smoke"]);
+    expect(listedPresets(table)).toEqual([
+      "persuasion-paper",
+      "persuasion-quick",
+      "persuasion-smoke",
+    ]);
     const paper = parseReport(FILES["persuasion-paper"]);
     const paperRow = rows[0];
     expect(paperRow.textContent).toContain(title("persuasion-paper"));
@@ -82,7 +100,12 @@ describe("RunsPage: recordings", () => {
 
     const left = screen.getByTestId("compare-left");
     const right = screen.getByTestId("compare-right");
-    for (const select of [left, right]) expect(optionsOf(select, "Recordings")).toEqual(["rec:persuasion-paper", "rec:persuasion-quick", "rec:persuasion-smoke"]);
+    for (const select of [left, right])
+      expect(optionsOf(select, "Recordings")).toEqual([
+        "rec:persuasion-paper",
+        "rec:persuasion-quick",
+        "rec:persuasion-smoke",
+      ]);
     expect(screen.queryByTestId("compare")).toBeNull();
     await fireEvent.change(left, { target: { value: "rec:persuasion-paper" } });
     await fireEvent.change(right, { target: { value: "rec:persuasion-quick" } });
@@ -91,12 +114,17 @@ describe("RunsPage: recordings", () => {
     expect(tables).toHaveLength(2);
     // each table has one row per condition of its own recording
     expect(within(tables[0]).getAllByRole("row")).toHaveLength(1 + paper.conditions.length);
-    expect(within(tables[1]).getAllByRole("row")).toHaveLength(1 + parseReport(FILES["persuasion-quick"]).conditions.length);
+    expect(within(tables[1]).getAllByRole("row")).toHaveLength(
+      1 + parseReport(FILES["persuasion-quick"]).conditions.length,
+    );
     expect(
       within(compare)
         .getAllByRole("heading")
         .map((h) => h.textContent),
-    ).toEqual([`${title("persuasion-paper")} (recording)`, `${title("persuasion-quick")} (recording)`]);
+    ).toEqual([
+      `${title("persuasion-paper")} (recording)`,
+      `${title("persuasion-quick")} (recording)`,
+    ]);
   });
 
   it("a broken recording shows its reason while the others still list and compare", async () => {
@@ -108,7 +136,10 @@ describe("RunsPage: recordings", () => {
     expect(errors).toHaveLength(1);
     expect(errors[0].textContent).toContain(title("persuasion-quick"));
     expect(errors[0].textContent).toContain("not JSON");
-    expect(optionsOf(screen.getByTestId("compare-left"), "Recordings")).toEqual(["rec:persuasion-paper", "rec:persuasion-smoke"]);
+    expect(optionsOf(screen.getByTestId("compare-left"), "Recordings")).toEqual([
+      "rec:persuasion-paper",
+      "rec:persuasion-smoke",
+    ]);
   });
 
   it("a preset without a recording (404, or the app's HTML page) is left out without an error", async () => {
@@ -147,7 +178,9 @@ describe("RunsPage: recordings", () => {
     const button = await screen.findByRole("button", { name: "Compare with the paper's figure" });
     await fireEvent.click(button);
     expect((screen.getByTestId("compare-left") as HTMLSelectElement).value).toBe("run:r1");
-    expect((screen.getByTestId("compare-right") as HTMLSelectElement).value).toBe("rec:persuasion-paper");
+    expect((screen.getByTestId("compare-right") as HTMLSelectElement).value).toBe(
+      "rec:persuasion-paper",
+    );
     const compare = screen.getByTestId("compare");
     expect(
       within(compare)
@@ -161,7 +194,9 @@ describe("RunsPage: recordings", () => {
   it("opens a recording on the Experiment page as the recorded run of its preset", async () => {
     const { exp, onopen } = setup();
     await screen.findByTestId("recordings-table");
-    await fireEvent.click(screen.getByRole("button", { name: `Open ${title("persuasion-paper")}` }));
+    await fireEvent.click(
+      screen.getByRole("button", { name: `Open ${title("persuasion-paper")}` }),
+    );
     expect(onopen).toHaveBeenCalledOnce();
     expect(exp.url.preset).toBe("persuasion-paper");
     expect(exp.url.sets).toEqual([]);
@@ -172,9 +207,15 @@ describe("RunsPage: recordings", () => {
   it("the Compare button of a recording puts it beside another", async () => {
     setup();
     await screen.findByTestId("recordings-table");
-    await fireEvent.click(screen.getByRole("button", { name: `Compare ${title("persuasion-quick")}` }));
-    expect((screen.getByTestId("compare-right") as HTMLSelectElement).value).toBe("rec:persuasion-quick");
-    expect((screen.getByTestId("compare-left") as HTMLSelectElement).value).toBe("rec:persuasion-paper");
+    await fireEvent.click(
+      screen.getByRole("button", { name: `Compare ${title("persuasion-quick")}` }),
+    );
+    expect((screen.getByTestId("compare-right") as HTMLSelectElement).value).toBe(
+      "rec:persuasion-quick",
+    );
+    expect((screen.getByTestId("compare-left") as HTMLSelectElement).value).toBe(
+      "rec:persuasion-paper",
+    );
     expect(within(screen.getByTestId("compare")).getAllByTestId("results-table")).toHaveLength(2);
   });
 });

@@ -25,7 +25,9 @@ describe("ScopeMetrics", () => {
     render(ScopeMetrics, { metrics: readScopeMetrics(LOG), picker: false });
     const counts = screen.getByTestId("scope-metrics-counts").textContent!.replace(/\s+/g, " ");
     expect(counts).toContain("2 records read");
-    expect(counts).toContain("3 malformed lines skipped (2 not JSON, 0 without a valid step, 1 without a data object)");
+    expect(counts).toContain(
+      "3 malformed lines skipped (2 not JSON, 0 without a valid step, 1 without a data object)",
+    );
     expect(chart("reward")!.textContent).toContain("reward (rollout/raw_reward/mean)");
     expect(chart("entropy")!.textContent).toContain("entropy (train/entropy_loss)");
     const evalChart = chart("eval/")!;
@@ -47,7 +49,13 @@ describe("ScopeMetrics", () => {
   });
 
   it("bare series: curves without counts", () => {
-    render(ScopeMetrics, { series: { "rollout/raw_reward/mean": [{ step: 1, value: 0.5 }], custom: [{ step: 1, value: 2 }] }, picker: false });
+    render(ScopeMetrics, {
+      series: {
+        "rollout/raw_reward/mean": [{ step: 1, value: 0.5 }],
+        custom: [{ step: 1, value: 2 }],
+      },
+      picker: false,
+    });
     expect(screen.queryByTestId("scope-metrics-counts")).toBeNull();
     expect(chart("reward")).not.toBeNull();
     expect(chart("custom")).not.toBeNull();
@@ -58,8 +66,12 @@ describe("ScopeMetrics", () => {
     expect(chart("other")).not.toBeNull();
     const file = new File([LOG], "run.log", { type: "text/plain" });
     await fireEvent.change(screen.getByTestId("scope-metrics-file"), { target: { files: [file] } });
-    await waitFor(() => expect(screen.getByTestId("scope-metrics-counts").textContent).toContain("run.log"));
-    expect(screen.getByTestId("scope-metrics-counts").textContent!.replace(/\s+/g, " ")).toContain("3 malformed lines skipped");
+    await waitFor(() =>
+      expect(screen.getByTestId("scope-metrics-counts").textContent).toContain("run.log"),
+    );
+    expect(screen.getByTestId("scope-metrics-counts").textContent!.replace(/\s+/g, " ")).toContain(
+      "3 malformed lines skipped",
+    );
     expect(chart("other")).toBeNull();
     expect(chart("reward")).not.toBeNull();
   });
@@ -67,8 +79,12 @@ describe("ScopeMetrics", () => {
   it("a file with no metrics says so, with its counts", async () => {
     render(ScopeMetrics, {});
     expect(screen.getByText(/Pick a metrics file/)).toBeTruthy();
-    await fireEvent.change(screen.getByTestId("scope-metrics-file"), { target: { files: [new File(["just text\n{bad}\n"], "empty.log")] } });
+    await fireEvent.change(screen.getByTestId("scope-metrics-file"), {
+      target: { files: [new File(["just text\n{bad}\n"], "empty.log")] },
+    });
     await waitFor(() => expect(screen.getByText(/No metrics in empty\.log yet/)).toBeTruthy());
-    expect(screen.getByTestId("scope-metrics-counts").textContent!.replace(/\s+/g, " ")).toContain("1 malformed line skipped");
+    expect(screen.getByTestId("scope-metrics-counts").textContent!.replace(/\s+/g, " ")).toContain(
+      "1 malformed line skipped",
+    );
   });
 });

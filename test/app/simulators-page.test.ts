@@ -17,8 +17,10 @@ beforeAll(async () => {
 afterEach(() => cleanup());
 
 const rowsOf = (table: HTMLElement) => within(table).getAllByRole("row").slice(1); // without the header
-const cell = (row: HTMLElement, col: string) => Number(row.querySelector(`[data-col="${col}"]`)!.textContent!.replace(/[^\d.]/g, ""));
-const byRole = (table: HTMLElement, role: string) => rowsOf(table).filter((r) => r.dataset.role === role);
+const cell = (row: HTMLElement, col: string) =>
+  Number(row.querySelector(`[data-col="${col}"]`)!.textContent!.replace(/[^\d.]/g, ""));
+const byRole = (table: HTMLElement, role: string) =>
+  rowsOf(table).filter((r) => r.dataset.role === role);
 
 describe("SimulatorsPage", () => {
   it("shows one picker entry per reply table and the four main distributions of the first state", () => {
@@ -32,7 +34,12 @@ describe("SimulatorsPage", () => {
         .map((o) => o.textContent),
     ).toEqual(tables.map((t) => t.label));
     const table = screen.getByTestId("reply-table");
-    expect(rowsOf(table).map((r) => r.dataset.role)).toEqual(["bayes", "reference", "aligned", "vs"]);
+    expect(rowsOf(table).map((r) => r.dataset.role)).toEqual([
+      "bayes",
+      "reference",
+      "aligned",
+      "vs",
+    ]);
     // columns: the user acts of the state, then entropy and top reply
     const header = within(table)
       .getAllByRole("columnheader")
@@ -70,7 +77,9 @@ describe("SimulatorsPage", () => {
       .map((h) => h.textContent);
     expect(header).toContain("$2");
     expect(header).not.toContain("agree");
-    expect(screen.getByTestId("reply-chart").querySelector("figcaption")!.textContent).toContain(ask.label);
+    expect(screen.getByTestId("reply-chart").querySelector("figcaption")!.textContent).toContain(
+      ask.label,
+    );
   });
 
   it("toggles add the held-out panel and the latent types, and remove them again", async () => {
@@ -79,12 +88,18 @@ describe("SimulatorsPage", () => {
     await fireEvent.click(screen.getByLabelText("held-out panel"));
     expect(byRole(table(), "panel").length).toBe(report.config.panel.length);
     await fireEvent.click(screen.getByLabelText("humans by latent type"));
-    expect(byRole(table(), "type").map((r) => r.querySelector("th")!.textContent)).toEqual(report.world.types.map((t) => `humans: ${t.name}`));
+    expect(byRole(table(), "type").map((r) => r.querySelector("th")!.textContent)).toEqual(
+      report.world.types.map((t) => `humans: ${t.name}`),
+    );
     // the main chart keeps its four series; the panel and the types get small multiples, one chart each
     const bars = screen.getByTestId("reply-chart").querySelectorAll('g[aria-label="bar"] rect');
     expect(bars.length).toBe(report.simulators[0].replyTables![0].acts.length * 4);
-    expect(screen.getByTestId("multiples-panel").querySelectorAll("figure.chart").length).toBe(report.config.panel.length);
-    expect(screen.getByTestId("multiples-type").querySelectorAll("figure.chart").length).toBe(report.world.types.length);
+    expect(screen.getByTestId("multiples-panel").querySelectorAll("figure.chart").length).toBe(
+      report.config.panel.length,
+    );
+    expect(screen.getByTestId("multiples-type").querySelectorAll("figure.chart").length).toBe(
+      report.world.types.length,
+    );
     await fireEvent.click(screen.getByLabelText("held-out panel"));
     expect(byRole(table(), "panel").length).toBe(0);
     expect(screen.queryByTestId("multiples-panel")).toBeNull();
@@ -95,14 +110,20 @@ describe("SimulatorsPage", () => {
     const d = report.simulators[0];
     const table = screen.getByTestId("diagnostics-table");
     const rows = rowsOf(table);
-    expect(rows.map((r) => r.querySelector("th")!.textContent)).toEqual(d.simulators.map((s) => s.name));
+    expect(rows.map((r) => r.querySelector("th")!.textContent)).toEqual(
+      d.simulators.map((s) => s.name),
+    );
     const aligned = rows.find((r) => r.dataset.role === "aligned")!;
     const cells = within(aligned)
       .getAllByRole("cell")
       .map((c) => c.textContent);
     expect(cells[1]).toBe(report.config.simulator.gamma.toFixed(1));
-    expect(cells[2]).toBe(`${d.simulators.find((s) => s.role === "aligned")!.gammaMLE!.gamma.toFixed(1)} ± ${d.simulators.find((s) => s.role === "aligned")!.gammaMLE!.se.toFixed(1)}`);
-    expect(rowsOf(screen.getByTestId("unions-table")).map((r) => r.querySelector("th")!.textContent)).toEqual(d.unions.map((u) => u.name));
+    expect(cells[2]).toBe(
+      `${d.simulators.find((s) => s.role === "aligned")!.gammaMLE!.gamma.toFixed(1)} ± ${d.simulators.find((s) => s.role === "aligned")!.gammaMLE!.se.toFixed(1)}`,
+    );
+    expect(
+      rowsOf(screen.getByTestId("unions-table")).map((r) => r.querySelector("th")!.textContent),
+    ).toEqual(d.unions.map((u) => u.name));
     const kl = screen.getByTestId("kl").textContent!;
     expect(kl).toContain(d.referenceKL.toFixed(3));
     expect(kl).toContain(d.alignedKL.toFixed(3));
@@ -113,7 +134,13 @@ describe("SimulatorsPage", () => {
   });
 
   it("says so when the report has no diagnostics, or no reply tables", () => {
-    render(SimulatorsPage, { report: { ...report, simulators: [], config: { ...report.config, eval: { ...report.config.eval, diagnosticSeeds: 0 } } } });
+    render(SimulatorsPage, {
+      report: {
+        ...report,
+        simulators: [],
+        config: { ...report.config, eval: { ...report.config.eval, diagnosticSeeds: 0 } },
+      },
+    });
     expect(screen.getByTestId("no-diagnostics").textContent).toContain("diagnosticSeeds = 0");
     expect(screen.queryByTestId("reply-table")).toBeNull();
     cleanup();

@@ -61,7 +61,9 @@ describe("pairSamples", () => {
     s.type = (s.type + 1) % tampered.world.types.length;
     const { pairs, unpaired } = pairSamples(tampered, "single", "vs", batch());
     expect(unpaired).toBe(1);
-    expect(pairs.find((p) => p.seed === tampered.conditions[0].seeds[0].seed && p.index === 1)).toBeUndefined();
+    expect(
+      pairs.find((p) => p.seed === tampered.conditions[0].seeds[0].seed && p.index === 1),
+    ).toBeUndefined();
   });
 
   it("renders both dialogues with the same wording draws and finds where they part", () => {
@@ -82,13 +84,16 @@ describe("pairSamples", () => {
 });
 
 describe("the shipped recordings", () => {
-  it.each(["persuasion-quick", "persuasion-paper"])("%s: every recorded dialogue of single and population with humans is with the same person", (name) => {
-    const rec = JSON.parse(readFileSync(`public/recorded/${name}.json`, "utf8")) as RunReport;
-    const firstBatch = modelOptions(benchmarkFor(rec.config), rec.config).capacity;
-    const { pairs, unpaired, later } = pairSamples(rec, "single", "population", firstBatch);
-    expect([unpaired, later]).toEqual([0, 0]);
-    expect(pairs.length).toBe(rec.config.seeds * 12);
-  });
+  it.each(["persuasion-quick", "persuasion-paper"])(
+    "%s: every recorded dialogue of single and population with humans is with the same person",
+    (name) => {
+      const rec = JSON.parse(readFileSync(`public/recorded/${name}.json`, "utf8")) as RunReport;
+      const firstBatch = modelOptions(benchmarkFor(rec.config), rec.config).capacity;
+      const { pairs, unpaired, later } = pairSamples(rec, "single", "population", firstBatch);
+      expect([unpaired, later]).toEqual([0, 0]);
+      expect(pairs.length).toBe(rec.config.seeds * 12);
+    },
+  );
 });
 
 describe("SamePerson view", () => {
@@ -104,27 +109,40 @@ describe("SamePerson view", () => {
     await fireEvent.change(picker, { target: { value: p.key } });
     const type = report.world.types[p.type].name;
     expect(picker.selectedOptions[0].textContent).toContain(type);
-    expect(picker.selectedOptions[0].textContent).toContain(`single ${p.a.success ? "✓" : "✗"}, vs ${p.b.success ? "✓" : "✗"}`);
+    expect(picker.selectedOptions[0].textContent).toContain(
+      `single ${p.a.success ? "✓" : "✗"}, vs ${p.b.success ? "✓" : "✗"}`,
+    );
     expect(screen.getByTestId("person").textContent).toContain(type);
     const table = screen.getByTestId("side-by-side");
     const body = table.querySelectorAll("tbody tr");
     expect(body.length).toBe(Math.max(p.a.acts.length, p.b.acts.length));
     const bench = benchmarkFor(report.config);
-    const cells = (side: number) => [...body].map((r) => r.querySelectorAll("td")[side].dataset.act).filter((a) => a);
+    const cells = (side: number) =>
+      [...body].map((r) => r.querySelectorAll("td")[side].dataset.act).filter((a) => a);
     expect(cells(0)).toEqual(p.a.acts.map((a) => bench.acts[a].name));
     expect(cells(1)).toEqual(p.b.acts.map((a) => bench.acts[a].name));
-    expect(screen.getByTestId("outcome-a").textContent).toContain(p.a.success ? "success" : "failure");
-    expect(screen.getByTestId("outcome-b").textContent).toContain(p.b.success ? "success" : "failure");
+    expect(screen.getByTestId("outcome-a").textContent).toContain(
+      p.a.success ? "success" : "failure",
+    );
+    expect(screen.getByTestId("outcome-b").textContent).toContain(
+      p.b.success ? "success" : "failure",
+    );
     expect(screen.getByTestId("later").textContent).toContain(`first batch of ${batch()}`);
     const tally = screen.getByTestId("tally").textContent!;
-    expect(tally).toContain(`single succeeded (a donation of at least $1) with ${pairs.filter((x) => x.a.success).length}`);
+    expect(tally).toContain(
+      `single succeeded (a donation of at least $1) with ${pairs.filter((x) => x.a.success).length}`,
+    );
   });
 
   it("switching a side re-pairs with that condition", async () => {
     render(SamePerson, { report });
     await fireEvent.change(screen.getByTestId("same-person-b"), { target: { value: "base" } });
     const { pairs } = pairSamples(report, "single", "base", batch());
-    expect(screen.getByTestId("outcome-b").textContent).toContain(pairs[0].b.success ? "success" : "failure");
-    expect(screen.getByTestId("side-by-side").querySelector("thead")!.textContent).toContain("base");
+    expect(screen.getByTestId("outcome-b").textContent).toContain(
+      pairs[0].b.success ? "success" : "failure",
+    );
+    expect(screen.getByTestId("side-by-side").querySelector("thead")!.textContent).toContain(
+      "base",
+    );
   });
 });

@@ -38,13 +38,19 @@ const VS = "#009E73";
 describe("Simulators page sliders", () => {
   it("start at the run's values: no notice, reset disabled, the aligned row is the recorded one", () => {
     render(SimulatorsPage, { report });
-    expect(screen.getByTestId("gamma-value").textContent).toBe(String(report.config.simulator.gamma));
+    expect(screen.getByTestId("gamma-value").textContent).toBe(
+      String(report.config.simulator.gamma),
+    );
     expect(screen.getByTestId("phi-value").textContent).toBe(report.config.vs.fidelity.toFixed(2));
     expect(screen.queryByTestId("what-if-differs")).toBeNull();
     expect(screen.queryByTestId("diagnostics-are-the-run")).toBeNull();
     expect((screen.getByTestId("what-if-reset") as HTMLButtonElement).disabled).toBe(true);
-    const recorded = report.simulators[0].replyTables![0].rows.find((r) => r.role === "aligned")!.probs;
-    probs("aligned").forEach((p, i) => expect(Math.abs(Number(p) - recorded[i])).toBeLessThanOrEqual(0.011));
+    const recorded = report.simulators[0].replyTables![0].rows.find(
+      (r) => r.role === "aligned",
+    )!.probs;
+    probs("aligned").forEach((p, i) =>
+      expect(Math.abs(Number(p) - recorded[i])).toBeLessThanOrEqual(0.011),
+    );
   });
 
   it("γ = 1 makes the aligned row equal the reference, in the table and the chart; reset brings the run back", async () => {
@@ -58,18 +64,26 @@ describe("Simulators page sliders", () => {
     // equal up to the renormalisation of a row recorded with 4 significant digits
     widths(ALIGNED).forEach((w, i) => expect(w).toBeCloseTo(widths(REFERENCE)[i], 1));
     expect(rowOf("aligned").querySelector("th")!.textContent).toBe("aligned, γ = 1");
-    expect(screen.getByTestId("what-if-differs").textContent).toContain(`γ = ${report.config.simulator.gamma}`);
+    expect(screen.getByTestId("what-if-differs").textContent).toContain(
+      `γ = ${report.config.simulator.gamma}`,
+    );
     expect(screen.getByTestId("diagnostics-are-the-run")).toBeTruthy();
-    expect(screen.getByTestId("finding").textContent).toMatch(/^With γ = 1 the aligned simulator is the reference itself/);
+    expect(screen.getByTestId("finding").textContent).toMatch(
+      /^With γ = 1 the aligned simulator is the reference itself/,
+    );
     await fireEvent.click(screen.getByTestId("what-if-reset"));
-    expect(screen.getByTestId("gamma-value").textContent).toBe(String(report.config.simulator.gamma));
+    expect(screen.getByTestId("gamma-value").textContent).toBe(
+      String(report.config.simulator.gamma),
+    );
     expect(screen.queryByTestId("what-if-differs")).toBeNull();
     expect(widths(ALIGNED)).toEqual(before);
   });
 
   it("a larger γ sharpens the aligned row exactly as π_ref^γ; φ = 0 makes VS the aligned simulator", async () => {
     render(SimulatorsPage, { report });
-    const reference = report.simulators[0].replyTables![0].rows.find((r) => r.role === "reference")!.probs;
+    const reference = report.simulators[0].replyTables![0].rows.find(
+      (r) => r.role === "reference",
+    )!.probs;
     await fireEvent.input(screen.getByTestId("gamma-slider"), { target: { value: "1" } });
     expect(screen.getByTestId("gamma-value").textContent).toBe("100");
     expect(probs("aligned")).toEqual(sharpen(reference, 100).map((p) => p.toFixed(2)));

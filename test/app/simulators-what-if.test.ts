@@ -5,13 +5,24 @@
 // aligned simulator is built from the numbers shown.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { concentrationSentence, gammaToPosition, positionToGamma, repliesToCover, sharpen, vsSampled, whatIfRows } from "../../src/app/lib/reply-what-if";
+import {
+  concentrationSentence,
+  gammaToPosition,
+  positionToGamma,
+  repliesToCover,
+  sharpen,
+  vsSampled,
+  whatIfRows,
+} from "../../src/app/lib/reply-what-if";
 import { Rng } from "../../src/engine/random";
 import type { RunReport } from "../../src/experiment/experiment";
 import { select, verbalize, vsExponent } from "../../src/simulators/vs";
 
 const Q = [0.05, 0.3, 0.02, 0.4, 0.0, 0.15, 0.08];
-const close = (a: number[], b: number[], tol: number) => a.forEach((x, i) => expect(Math.abs(x - b[i]), `entry ${i}: ${x} vs ${b[i]}`).toBeLessThanOrEqual(tol));
+const close = (a: number[], b: number[], tol: number) =>
+  a.forEach((x, i) =>
+    expect(Math.abs(x - b[i]), `entry ${i}: ${x} vs ${b[i]}`).toBeLessThanOrEqual(tol),
+  );
 
 describe("sharpen (π_ref^γ renormalised)", () => {
   it("is the reference at γ = 1, sharper above, keeps zeros and sums to 1", () => {
@@ -39,18 +50,26 @@ describe("vsSampled against VS's sampler", () => {
   it("random selection: exactly q, for any k", () => {
     for (const k of [1, 3, 8]) close(vsSampled(Q, k, "random"), Q, 1e-15);
   });
-  it.each([1, 2, 5, 12])("prob selection, k = %i: the exact sum over subsets matches 200 000 draws", (k) => {
-    const n = 200_000;
-    const exact = vsSampled(Q, k, "prob");
-    expect(exact.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
-    const mc = draws(Q, k, "prob", n);
-    // 5 standard errors of a share estimated from n draws
-    exact.forEach((p, i) => expect(Math.abs(mc[i] - p), `act ${i}, k ${k}`).toBeLessThanOrEqual(5 * Math.sqrt((p * (1 - p)) / n) + 1e-9));
-    if (k === 1) close(exact, Q, 1e-12);
-    if (k > 1) expect(exact[3]).toBeGreaterThan(Q[3]); // picking by probability favours the likeliest listed reply
-  });
+  it.each([1, 2, 5, 12])(
+    "prob selection, k = %i: the exact sum over subsets matches 200 000 draws",
+    (k) => {
+      const n = 200_000;
+      const exact = vsSampled(Q, k, "prob");
+      expect(exact.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
+      const mc = draws(Q, k, "prob", n);
+      // 5 standard errors of a share estimated from n draws
+      exact.forEach((p, i) =>
+        expect(Math.abs(mc[i] - p), `act ${i}, k ${k}`).toBeLessThanOrEqual(
+          5 * Math.sqrt((p * (1 - p)) / n) + 1e-9,
+        ),
+      );
+      if (k === 1) close(exact, Q, 1e-12);
+      if (k > 1) expect(exact[3]).toBeGreaterThan(Q[3]); // picking by probability favours the likeliest listed reply
+    },
+  );
   it("prob selection tends to q as k grows", () => {
-    const gap = (k: number) => Math.max(...vsSampled(Q, k, "prob").map((p, i) => Math.abs(p - Q[i])));
+    const gap = (k: number) =>
+      Math.max(...vsSampled(Q, k, "prob").map((p, i) => Math.abs(p - Q[i])));
     expect(gap(40)).toBeLessThan(gap(5));
     expect(gap(400)).toBeLessThan(0.01);
   });
@@ -60,7 +79,12 @@ describe("whatIfRows at the run's settings reproduce the engine's recorded rows"
   for (const name of ["persuasion-smoke", "persuasion-quick", "persuasion-paper"]) {
     it(name, () => {
       const report = JSON.parse(readFileSync(`public/recorded/${name}.json`, "utf8")) as RunReport;
-      const w = { gamma: report.config.simulator.gamma, fidelity: report.config.vs.fidelity, k: report.config.vs.k, selection: report.config.vs.selection };
+      const w = {
+        gamma: report.config.simulator.gamma,
+        fidelity: report.config.vs.fidelity,
+        k: report.config.vs.k,
+        selection: report.config.vs.selection,
+      };
       let checked = 0;
       for (const d of report.simulators) {
         for (const t of d.replyTables ?? []) {
@@ -77,7 +101,11 @@ describe("whatIfRows at the run's settings reproduce the engine's recorded rows"
   }
   it("φ = 0 makes VS the aligned simulator, φ = 1 the reference", () => {
     expect(vsExponent(10, 0)).toBe(10);
-    close(whatIfRows(Q, { gamma: 10, fidelity: 0, k: 5, selection: "random" }).vs, sharpen(Q, 10), 1e-12);
+    close(
+      whatIfRows(Q, { gamma: 10, fidelity: 0, k: 5, selection: "random" }).vs,
+      sharpen(Q, 10),
+      1e-12,
+    );
     close(whatIfRows(Q, { gamma: 10, fidelity: 1, k: 5, selection: "random" }).vs, Q, 1e-12);
   });
 });
@@ -87,32 +115,51 @@ describe("the γ slider's log scale", () => {
     expect(positionToGamma(0)).toBe(1);
     expect(positionToGamma(0.5)).toBe(10);
     expect(positionToGamma(1)).toBe(100);
-    for (const g of [1, 2, 4, 7.5, 10, 30, 100]) expect(positionToGamma(gammaToPosition(g))).toBe(g);
+    for (const g of [1, 2, 4, 7.5, 10, 30, 100])
+      expect(positionToGamma(gammaToPosition(g))).toBe(g);
   });
 });
 
 describe("concentrationSentence", () => {
   const acts = ["agree", "ask-why", "object-cost", "object-trust", "share-personal"];
   it("names two replies, with their shares, when the top one holds well under 90 %", () => {
-    const s = concentrationSentence(acts, { aligned: [0.36, 0.35, 0.2, 0.06, 0.03], reference: [0.25, 0.25, 0.2, 0.15, 0.15], bayes: [0.2, 0.2, 0.2, 0.2, 0.2] }, 10);
+    const s = concentrationSentence(
+      acts,
+      {
+        aligned: [0.36, 0.35, 0.2, 0.06, 0.03],
+        reference: [0.25, 0.25, 0.2, 0.15, 0.15],
+        bayes: [0.2, 0.2, 0.2, 0.2, 0.2],
+      },
+      10,
+    );
     expect(s).toContain("36\u202f% on “agree” and 35\u202f% on “ask-why”");
     expect(s).not.toMatch(/almost all/);
     expect(s).toContain("3 replies hold 90 % of its mass");
     expect(s).toContain("Bayes predictive of real people needs 5");
   });
   it("says one reply when it holds 90 % or more", () => {
-    const s = concentrationSentence(acts, { aligned: [0.93, 0.05, 0.01, 0.01, 0], reference: [0.4, 0.3, 0.2, 0.05, 0.05] }, 10);
+    const s = concentrationSentence(
+      acts,
+      { aligned: [0.93, 0.05, 0.01, 0.01, 0], reference: [0.4, 0.3, 0.2, 0.05, 0.05] },
+      10,
+    );
     expect(s).toContain("puts 93\u202f% of its mass on one reply, “agree”; 1 reply holds 90 %");
     expect(repliesToCover([0.4, 0.3, 0.2, 0.05, 0.05])).toBe(3);
   });
   it("says there is no collapse at γ = 1", () => {
-    expect(concentrationSentence(acts, { aligned: Q.slice(0, 5), reference: Q.slice(0, 5) }, 1)).toMatch(/^With γ = 1 the aligned simulator is the reference itself/);
+    expect(
+      concentrationSentence(acts, { aligned: Q.slice(0, 5), reference: Q.slice(0, 5) }, 1),
+    ).toMatch(/^With γ = 1 the aligned simulator is the reference itself/);
   });
 });
 
 describe("concentrationSentence near the ends", () => {
   it("does not round 99.7 % up to all of the mass", () => {
-    const s = concentrationSentence(["a", "b", "c"], { aligned: [0.997, 0.002, 0.001], reference: [0.5, 0.3, 0.2] }, 30);
+    const s = concentrationSentence(
+      ["a", "b", "c"],
+      { aligned: [0.997, 0.002, 0.001], reference: [0.5, 0.3, 0.2] },
+      30,
+    );
     expect(s).toContain("puts over 99\u202f% of its mass on one reply, “a”");
   });
 });

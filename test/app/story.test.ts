@@ -16,7 +16,10 @@ describe("storyOf", () => {
     expect(s.single?.human).toBeCloseTo(100 * summary(paper, "single").humanSuccess.mean, 9);
     expect(s.fixes.map((f) => f.id)).toEqual(["vs", "population"]);
     for (const f of s.fixes) {
-      expect(f.humanGain).toBeCloseTo(100 * (summary(paper, f.id).humanSuccess.mean - summary(paper, "single").humanSuccess.mean), 9);
+      expect(f.humanGain).toBeCloseTo(
+        100 * (summary(paper, f.id).humanSuccess.mean - summary(paper, "single").humanSuccess.mean),
+        9,
+      );
       expect(f.beats).toBe(true); // the paper recording shows both fixes above single, held-out and with humans
     }
     expect(s.seeds).toBe(paper.config.seeds);
@@ -24,7 +27,8 @@ describe("storyOf", () => {
 
   it("says a fix does not beat single when its numbers say so", () => {
     const edited = structuredClone(paper);
-    summary(edited, "vs").heldoutSuccess.mean = summary(edited, "single").heldoutSuccess.mean - 0.01;
+    summary(edited, "vs").heldoutSuccess.mean =
+      summary(edited, "single").heldoutSuccess.mean - 0.01;
     const s = storyOf(edited);
     expect(s.fixes.find((f) => f.id === "vs")?.beats).toBe(false);
     expect(s.fixes.find((f) => f.id === "population")?.beats).toBe(true);

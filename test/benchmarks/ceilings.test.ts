@@ -7,7 +7,8 @@ import { DEFAULT_PARAMS, type PersuasionParams } from "../../src/benchmarks/pers
 import { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import { Rng } from "../../src/engine/random";
 
-const world = (patch: Partial<PersuasionParams> = {}) => createPersuasion({ ...DEFAULT_PARAMS, ...patch });
+const world = (patch: Partial<PersuasionParams> = {}) =>
+  createPersuasion({ ...DEFAULT_PARAMS, ...patch });
 
 describe("persuasion ceilings", () => {
   const bench = world();
@@ -32,7 +33,11 @@ describe("persuasion ceilings", () => {
       const persona = bench.humans.sample(rng);
       const d = { card: persona.card, acts: [] as number[] };
       for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) {
-        d.acts.push(t === "agent" ? script[d.acts.length / 2] : rng.categorical(bench.humans.replyProbs(persona.type, d)));
+        d.acts.push(
+          t === "agent"
+            ? script[d.acts.length / 2]
+            : rng.categorical(bench.humans.replyProbs(persona.type, d)),
+        );
       }
       if (bench.success(d)) wins++;
     }
@@ -40,15 +45,20 @@ describe("persuasion ceilings", () => {
   });
 
   it("reading a reply is worth nothing when neither replies nor cards say anything about the type", () => {
-    const blind = ceilings(world({ cardInformativeness: 0, replySharpness: 0, reactionWeight: 0 }).humans);
+    const blind = ceilings(
+      world({ cardInformativeness: 0, replySharpness: 0, reactionWeight: 0 }).humans,
+    );
     expect(blind.adaptOnce.humanSuccess).toBeCloseTo(blind.bestScript.humanSuccess, 9);
     expect(blind.typeKnown).toBeGreaterThan(blind.adaptOnce.humanSuccess + 0.2);
   });
 
   it("with one type everything is that type's best script", () => {
-    const one = world({ types: DEFAULT_PARAMS.types.map((t, i) => ({ ...t, prior: i === 1 ? 1 : 0 })) });
+    const one = world({
+      types: DEFAULT_PARAMS.types.map((t, i) => ({ ...t, prior: i === 1 ? 1 : 0 })),
+    });
     const c1 = ceilings(one.humans);
     expect(c1.modalType).toBe("empathetic");
-    for (const v of [c1.bestScript.humanSuccess, c1.adaptOnce.humanSuccess, c1.typeKnown]) expect(v).toBeCloseTo(c1.modalScript.humanSuccess, 9);
+    for (const v of [c1.bestScript.humanSuccess, c1.adaptOnce.humanSuccess, c1.typeKnown])
+      expect(v).toBeCloseTo(c1.modalScript.humanSuccess, 9);
   });
 });

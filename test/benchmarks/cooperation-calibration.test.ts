@@ -9,20 +9,30 @@ import { adaptiveAgent, modalScript } from "../../src/benchmarks/cooperation/age
 import { playEpisode, type CooperationBenchmark } from "../../src/benchmarks/cooperation/bench";
 import { COOPERBENCH } from "../../src/benchmarks/cooperation/calibration";
 import { PROBE_STATES, cooperation, successWith } from "../../src/benchmarks/cooperation/index";
-import { ACTS, CARD_ACTS, FEATURE_CARD, NPLANS, actId, isAgentMessage } from "../../src/benchmarks/cooperation/world";
+import {
+  ACTS,
+  CARD_ACTS,
+  FEATURE_CARD,
+  NPLANS,
+  actId,
+  isAgentMessage,
+} from "../../src/benchmarks/cooperation/world";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 
 const bench = cooperation.create(cooperation.defaultWorld) as CooperationBenchmark;
 const pop = bench.humans;
 const E = bench.params.maxExchanges;
-const argmax = (p: ArrayLike<number>) => Array.from(p).reduce((b, x, i, a) => (x > a[b] ? i : b), 0);
+const argmax = (p: ArrayLike<number>) =>
+  Array.from(p).reduce((b, x, i, a) => (x > a[b] ? i : b), 0);
 
 describe("calibration against CooperBench", () => {
   const cal = cooperation.calibration(bench, cooperation.defaultCorpus, Rng.seed(11));
 
   it("every row is within its tolerance", () => {
-    const out = cal.rows.filter((r) => !(Math.abs(r.fitted - r.real) <= r.tolerance)).map((r) => `${r.name}: ${r.fitted.toFixed(3)} vs ${r.real} ± ${r.tolerance}`);
+    const out = cal.rows
+      .filter((r) => !(Math.abs(r.fitted - r.real) <= r.tolerance))
+      .map((r) => `${r.name}: ${r.fitted.toFixed(3)} vs ${r.real} ± ${r.tolerance}`);
     expect(out).toEqual([]);
     expect(cal.rows.length).toBe(7);
   });
@@ -30,12 +40,18 @@ describe("calibration against CooperBench", () => {
   it("keeps CooperBench's orderings: a first-turn plan lowers conflicts; expectation is the most common failure, communication the least", () => {
     const row = (prefix: string) => cal.rows.find((r) => r.name.startsWith(prefix))!.fitted;
     expect(row("merge conflicts, plan")).toBeLessThan(row("merge conflicts, no plan") - 0.1);
-    expect(row("failed episodes caused by expectation")).toBeGreaterThan(row("failed episodes caused by communication"));
+    expect(row("failed episodes caused by expectation")).toBeGreaterThan(
+      row("failed episodes caused by communication"),
+    );
     expect(row("success with a partner")).toBeLessThan(0.75);
     const h = cal.histograms[0];
     expect(h.real.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
     expect(h.fitted.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
-    expect(h.real).toEqual([COOPERBENCH.failures.expectation, COOPERBENCH.failures.commitment, COOPERBENCH.failures.communication]);
+    expect(h.real).toEqual([
+      COOPERBENCH.failures.expectation,
+      COOPERBENCH.failures.commitment,
+      COOPERBENCH.failures.communication,
+    ]);
   });
 });
 
@@ -51,11 +67,18 @@ describe("the mechanism, before any RL", () => {
 
   it("with the dutiful partner, relying on its announcement is as good as asking and claiming: exactly so without slips, on every plan pair", () => {
     // without slips (what a sharpened simulator plays) the dutiful partner is deterministic: enumerate the 36 plan pairs
-    const clean = cooperation.create({ ...cooperation.defaultWorld, noise: 0 }) as CooperationBenchmark;
+    const clean = cooperation.create({
+      ...cooperation.defaultWorld,
+      noise: 0,
+    }) as CooperationBenchmark;
     let messages = 0;
     for (let a = 0; a < NPLANS; a++)
       for (let b = 0; b < NPLANS; b++) {
-        const persona = { card: [CARD_ACTS[0][0], CARD_ACTS[1][0], FEATURE_CARD[b]], type: DUTIFUL, hidden: [a] };
+        const persona = {
+          card: [CARD_ACTS[0][0], CARD_ACTS[1][0], FEATURE_CARD[b]],
+          type: DUTIFUL,
+          hidden: [a],
+        };
         const withScript = playEpisode(clean, persona, (d: Dialogue) => script(d), Rng.seed(0));
         expect(clean.success(withScript)).toBe(true);
         expect(withScript.acts.filter((x) => isAgentMessage(x))).toEqual([]);
@@ -75,7 +98,9 @@ describe("the mechanism, before any RL", () => {
     // where the gap comes from: partners who never state a plan, who wait for the agent, or who leave work undone
     for (const name of ["silent", "passive", "deferrer"]) {
       const z = pop.types.findIndex((t) => t.name === name);
-      expect(successWith(bench, adaptive, 4000, z) - successWith(bench, script, 4000, z)).toBeGreaterThan(0.4);
+      expect(
+        successWith(bench, adaptive, 4000, z) - successWith(bench, script, 4000, z),
+      ).toBeGreaterThan(0.4);
     }
   });
 
@@ -105,7 +130,8 @@ describe("the mechanism, before any RL", () => {
     const n = 1500;
     let wins = 0;
     for (let i = 0; i < n; i++) {
-      const card = pop.cardDistribution()[rng.categorical(pop.cardDistribution().map((c) => c.p))].card;
+      const card =
+        pop.cardDistribution()[rng.categorical(pop.cardDistribution().map((c) => c.p))].card;
       const d: Dialogue = { card, acts: [], hidden: pop.sampleHidden(rng) };
       for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) {
         if (t === "env") d.acts.push(bench.envAct!(d, rng));

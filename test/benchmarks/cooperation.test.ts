@@ -4,11 +4,40 @@
 // posterior and Bayes predictive against Monte Carlo estimates from the population itself, the
 // solo reference, and the config sections.
 import { describe, expect, it } from "vitest";
-import { adaptiveAgent, behaviourAgent, modalScript, soloAgent } from "../../src/benchmarks/cooperation/agents";
-import { createCooperation, failureCause, playEpisode } from "../../src/benchmarks/cooperation/bench";
-import { CooperationCorpusSchema, CooperationWorldSchema, DEFAULT_WORLD, PROBE_STATES, cooperation } from "../../src/benchmarks/cooperation/index";
+import {
+  adaptiveAgent,
+  behaviourAgent,
+  modalScript,
+  soloAgent,
+} from "../../src/benchmarks/cooperation/agents";
+import {
+  createCooperation,
+  failureCause,
+  playEpisode,
+} from "../../src/benchmarks/cooperation/bench";
+import {
+  CooperationCorpusSchema,
+  CooperationWorldSchema,
+  DEFAULT_WORLD,
+  PROBE_STATES,
+  cooperation,
+} from "../../src/benchmarks/cooperation/index";
 import { DEFAULT_PARAMS, overlapShare } from "../../src/benchmarks/cooperation/population";
-import { ACTS, CARD_ACTS, CLASS, FEATURE_CARD, FILES, MASK_CLASSES, NPLANS, PLANS, VOCAB, actId, merge, reward, type Plans } from "../../src/benchmarks/cooperation/world";
+import {
+  ACTS,
+  CARD_ACTS,
+  CLASS,
+  FEATURE_CARD,
+  FILES,
+  MASK_CLASSES,
+  NPLANS,
+  PLANS,
+  VOCAB,
+  actId,
+  merge,
+  reward,
+  type Plans,
+} from "../../src/benchmarks/cooperation/world";
 import { encode } from "../../src/benchmarks/encode";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
@@ -18,12 +47,18 @@ const bench = createCooperation();
 const pop = bench.humans;
 const E = bench.params.maxExchanges;
 const acts = (...names: string[]) => names.map(actId);
-const plan = (a: string, b: string) => PLANS.findIndex(([x, y]) => FILES[x] === a && FILES[y] === b);
+const plan = (a: string, b: string) =>
+  PLANS.findIndex(([x, y]) => FILES[x] === a && FILES[y] === b);
 /** A card for a partner with plan b (the type hints fixed), and a dialogue with both plans [agent's, partner's]. */
 const cardFor = (b: number) => [CARD_ACTS[0][0], CARD_ACTS[1][0], FEATURE_CARD[b]];
-const dialogue = (h: Plans, ...names: string[]): Dialogue => ({ card: cardFor(h[1]), acts: acts(...names), hidden: [h[0]] });
+const dialogue = (h: Plans, ...names: string[]): Dialogue => ({
+  card: cardFor(h[1]),
+  acts: acts(...names),
+  hidden: [h[0]],
+});
 const TYPE = Object.fromEntries(pop.types.map((t, z) => [t.name, z])) as Record<string, number>;
-const argmaxName = (p: ArrayLike<number>) => ACTS[Array.from(p).reduce((b, x, i, a) => (x > a[b] ? i : b), 0)].name;
+const argmaxName = (p: ArrayLike<number>) =>
+  ACTS[Array.from(p).reduce((b, x, i, a) => (x > a[b] ? i : b), 0)].name;
 
 describe("episode rules", () => {
   it("the world opens with the agent's task; agent and partner alternate; a side that is done is skipped; each side has maxExchanges moves", () => {
@@ -34,7 +69,9 @@ describe("episode rules", () => {
     expect(bench.turn(dialogue(h, "task:models+views", "wait"))).toBe("user");
     expect(bench.turn(dialogue(h, "task:models+views", "wait", "they-done"))).toBe("agent");
     // the partner is done: the agent moves on its own until it is done or out of moves
-    expect(bench.turn(dialogue(h, "task:models+views", "wait", "they-done", "edit:models"))).toBe("agent");
+    expect(bench.turn(dialogue(h, "task:models+views", "wait", "they-done", "edit:models"))).toBe(
+      "agent",
+    );
     expect(bench.turn(dialogue(h, "task:models+views", "wait", "they-done", "done"))).toBe("done");
     // the agent is done: the partner keeps moving
     expect(bench.turn(dialogue(h, "task:models+views", "done"))).toBe("user");
@@ -63,12 +100,20 @@ describe("episode rules", () => {
     expect(MASK_CLASSES[CLASS.move].allowed).not.toContain(actId("they-ack"));
     expect(MASK_CLASSES[CLASS.answer].allowed).toContain(actId("they-ack"));
     for (const a of MASK_CLASSES[CLASS.agent].allowed) expect(ACTS[a].kind).toBe("agent");
-    for (const c of [CLASS.answer, CLASS.move]) for (const a of MASK_CLASSES[c].allowed) expect(ACTS[a].kind).toBe("user");
+    for (const c of [CLASS.answer, CLASS.move])
+      for (const a of MASK_CLASSES[c].allowed) expect(ACTS[a].kind).toBe("user");
     // every act of played dialogues (the corpus, the reference agents, a random agent) is in the class its position is encoded with
     const rng = Rng.seed(5);
     const agentActs = MASK_CLASSES[CLASS.agent].allowed;
-    const agents = [behaviourAgent(E), (d: Dialogue) => modalScript(E)(d), (d: Dialogue) => adaptiveAgent(E)(d), (_: Dialogue, r: Rng) => agentActs[r.int(agentActs.length)]];
-    const dialogues = Array.from({ length: 400 }, (_, i) => playEpisode(bench, pop.sample(rng), agents[i % agents.length], rng));
+    const agents = [
+      behaviourAgent(E),
+      (d: Dialogue) => modalScript(E)(d),
+      (d: Dialogue) => adaptiveAgent(E)(d),
+      (_: Dialogue, r: Rng) => agentActs[r.int(agentActs.length)],
+    ];
+    const dialogues = Array.from({ length: 400 }, (_, i) =>
+      playEpisode(bench, pop.sample(rng), agents[i % agents.length], rng),
+    );
     for (const role of ["policy", "simulator"] as const) {
       const batch = encode(bench, dialogues, role);
       const off = role === "policy" ? 1 : bench.cardLen + 1;
@@ -85,7 +130,17 @@ describe("episode rules", () => {
 describe("the merge", () => {
   const h = [plan("models", "views"), plan("views", "utils")]; // views is shared
   it("both features pass when every needed file is edited once: a shared file edited by one side carries both changes", () => {
-    const d = dialogue(h, "task:models+views", "wait", "they-plan:views+utils", "edit:models", "they-edit:views", "done", "they-edit:utils", "they-done");
+    const d = dialogue(
+      h,
+      "task:models+views",
+      "wait",
+      "they-plan:views+utils",
+      "edit:models",
+      "they-edit:views",
+      "done",
+      "they-edit:utils",
+      "they-done",
+    );
     expect(merge(h, d.acts).conflicts).toEqual([]);
     expect(reward(h, d.acts)).toBe(1);
     expect(bench.success(d)).toBe(true);
@@ -93,45 +148,129 @@ describe("the merge", () => {
     expect(failureCause(h, d.acts)).toBeNull();
   });
   it("a file edited by both is a conflict and breaks the whole merge", () => {
-    const d = dialogue(h, "task:models+views", "edit:views", "they-edit:views", "edit:models", "they-edit:utils", "done", "they-done");
+    const d = dialogue(
+      h,
+      "task:models+views",
+      "edit:views",
+      "they-edit:views",
+      "edit:models",
+      "they-edit:utils",
+      "done",
+      "they-done",
+    );
     expect(merge(h, d.acts).conflicts).toEqual([1]);
     expect(reward(h, d.acts)).toBe(0);
     expect(cooperation.outcome(bench, d)).toBe("merge conflict in views.py");
     // nobody had named views before its first edit: missing communication
     expect(failureCause(h, d.acts)).toBe("communication");
     // a conflict on a file neither feature needs breaks the merge too
-    const stray = dialogue(h, "task:models+views", "edit:models", "they-edit:config", "edit:views", "they-edit:utils", "edit:config", "they-done");
+    const stray = dialogue(
+      h,
+      "task:models+views",
+      "edit:models",
+      "they-edit:config",
+      "edit:views",
+      "they-edit:utils",
+      "edit:config",
+      "they-done",
+    );
     expect(reward(h, stray.acts)).toBe(0);
   });
   it("only the agent's feature passing is worth 0.5 (SCOPE); a needed file nobody edited is an unmet expectation", () => {
-    const d = dialogue(h, "task:models+views", "wait", "they-plan:views+utils", "edit:models", "they-edit:views", "done", "they-done");
+    const d = dialogue(
+      h,
+      "task:models+views",
+      "wait",
+      "they-plan:views+utils",
+      "edit:models",
+      "they-edit:views",
+      "done",
+      "they-done",
+    );
     expect(reward(h, d.acts)).toBe(0.5);
     expect(bench.success(d)).toBe(false);
     expect(cooperation.outcome(bench, d)).toBe("only ours passes");
     expect(failureCause(h, d.acts)).toBe("expectation");
-    const theirs = dialogue(h, "task:models+views", "wait", "they-plan:views+utils", "done", "they-edit:views", "they-edit:utils", "they-done");
+    const theirs = dialogue(
+      h,
+      "task:models+views",
+      "wait",
+      "they-plan:views+utils",
+      "done",
+      "they-edit:views",
+      "they-edit:utils",
+      "they-done",
+    );
     expect(reward(h, theirs.acts)).toBe(0);
     expect(cooperation.outcome(bench, theirs)).toBe("only theirs passes");
   });
   it("failure causes: an agreement broken is a commitment; a named file edited anyway without agreement is an expectation", () => {
     // the partner acknowledged the agent's claim on views and edited it anyway
-    const broken = dialogue(h, "task:models+views", "claim:views", "they-ack", "edit:views", "they-edit:views", "edit:models", "they-edit:utils");
+    const broken = dialogue(
+      h,
+      "task:models+views",
+      "claim:views",
+      "they-ack",
+      "edit:views",
+      "they-edit:views",
+      "edit:models",
+      "they-edit:utils",
+    );
     expect(failureCause(h, broken.acts)).toBe("commitment");
     // the agent acknowledged the partner's plan naming views, then edited views itself
-    const own = dialogue(h, "task:models+views", "wait", "they-plan:views+utils", "ack", "they-edit:utils", "edit:views", "they-edit:views");
+    const own = dialogue(
+      h,
+      "task:models+views",
+      "wait",
+      "they-plan:views+utils",
+      "ack",
+      "they-edit:utils",
+      "edit:views",
+      "they-edit:views",
+    );
     expect(failureCause(h, own.acts)).toBe("commitment");
     // the agent claimed views, the partner never answered and edited it: the agent expected its word to be heeded
-    const unheard = dialogue(h, "task:models+views", "claim:views", "they-plan:views+utils", "edit:views", "they-edit:views");
+    const unheard = dialogue(
+      h,
+      "task:models+views",
+      "claim:views",
+      "they-plan:views+utils",
+      "edit:views",
+      "they-edit:views",
+    );
     expect(failureCause(h, unheard.acts)).toBe("expectation");
   });
   it("render names both agents' messages and edits, and ends with the merge result", () => {
-    const d = dialogue(h, "task:models+views", "wait", "they-plan:views+utils", "edit:models", "they-edit:views", "done", "they-edit:utils", "they-done");
+    const d = dialogue(
+      h,
+      "task:models+views",
+      "wait",
+      "they-plan:views+utils",
+      "edit:models",
+      "they-edit:views",
+      "done",
+      "they-edit:utils",
+      "they-done",
+    );
     const lines = bench.render(d, Rng.seed(2));
-    expect(lines.map((l) => l.speaker)).toEqual(["env", "agent", "user", "agent", "user", "agent", "user", "user", "env"]);
+    expect(lines.map((l) => l.speaker)).toEqual([
+      "env",
+      "agent",
+      "user",
+      "agent",
+      "user",
+      "agent",
+      "user",
+      "user",
+      "env",
+    ]);
     expect(lines.at(-1)!.text).toBe("(merge) both pass.");
     expect(bench.mode(d)).toBe("done+plan|both pass");
     expect(lines[4].text).toMatch(/views\.py/);
-    for (const a of ACTS.slice(1)) expect(a.templates.length).toBeGreaterThanOrEqual(a.kind === "agent" || a.kind === "user" ? 2 : 1);
+    for (const a of ACTS.slice(1))
+      expect(a.templates.length).toBeGreaterThanOrEqual(
+        a.kind === "agent" || a.kind === "user" ? 2 : 1,
+      );
     // an unfinished dialogue has no merge line
     expect(bench.render(dialogue(h, "task:models+views", "wait")).length).toBe(2);
   });
@@ -143,7 +282,10 @@ describe("the partner population", () => {
     expect(sum(pop.cardDistribution().map((c) => c.p))).toBeCloseTo(1, 12);
     expect(sum(DEFAULT_PARAMS.planPrior)).toBeCloseTo(1, 12);
     let shares = 0;
-    for (let a = 0; a < NPLANS; a++) for (let b = 0; b < NPLANS; b++) if (PLANS[b].some((f) => PLANS[a].includes(f))) shares += DEFAULT_PARAMS.planPrior[a] * DEFAULT_PARAMS.planPrior[b];
+    for (let a = 0; a < NPLANS; a++)
+      for (let b = 0; b < NPLANS; b++)
+        if (PLANS[b].some((f) => PLANS[a].includes(f)))
+          shares += DEFAULT_PARAMS.planPrior[a] * DEFAULT_PARAMS.planPrior[b];
     expect(overlapShare(DEFAULT_PARAMS.planPrior)).toBeCloseTo(shares, 12);
     expect(shares).toBeCloseTo(0.77, 2);
     const modal = pop.types.reduce((m, t, z) => (t.prior > pop.types[m].prior ? z : m), 0);
@@ -152,13 +294,17 @@ describe("the partner population", () => {
     const n = 20000;
     const counts = new Array<number>(pop.types.length).fill(0);
     for (let i = 0; i < n; i++) counts[pop.sample(rng).type]++;
-    const chi2 = counts.reduce((s, c, z) => s + (c - n * pop.types[z].prior) ** 2 / (n * pop.types[z].prior), 0);
+    const chi2 = counts.reduce(
+      (s, c, z) => s + (c - n * pop.types[z].prior) ** 2 / (n * pop.types[z].prior),
+      0,
+    );
     expect(chi2).toBeLessThan(20.5); // 5 degrees of freedom, 99.9 %
   });
 
   it("each type's characteristic move", () => {
     const h = [plan("models", "views"), plan("views", "utils")];
-    const move = (type: string, ...names: string[]) => argmaxName(pop.replyProbs(TYPE[type], dialogue(h, ...names)));
+    const move = (type: string, ...names: string[]) =>
+      argmaxName(pop.replyProbs(TYPE[type], dialogue(h, ...names)));
     // at the start, after the agent waits
     expect(move("dutiful", "task:models+views", "wait")).toBe("they-plan:views+utils");
     expect(move("silent", "task:models+views", "wait")).toBe("they-edit:views");
@@ -170,20 +316,87 @@ describe("the partner population", () => {
     // the agent claimed views and the partner agreed: the dutiful one stays off, the breaker often does not, the ignorer never read it
     const claimed = ["task:models+views", "claim:views", "they-ack", "edit:views"];
     expect(move("dutiful", ...claimed)).toBe("they-plan:views+utils");
-    expect(move("dutiful", ...claimed, "they-plan:views+utils", "edit:models")).toBe("they-edit:utils");
-    const breaker = pop.replyProbs(TYPE.breaker, dialogue(h, ...claimed, "they-plan:views+utils", "edit:models"));
-    expect(breaker[actId("they-edit:views")]).toBeCloseTo((1 - 0.2) * (1 - bench.params.noise) + bench.params.noise / MASK_CLASSES[CLASS.move].allowed.length, 12);
-    expect(move("ignorer", "task:models+views", "claim:views", "they-plan:views+utils", "edit:models")).toBe("they-edit:views");
+    expect(move("dutiful", ...claimed, "they-plan:views+utils", "edit:models")).toBe(
+      "they-edit:utils",
+    );
+    const breaker = pop.replyProbs(
+      TYPE.breaker,
+      dialogue(h, ...claimed, "they-plan:views+utils", "edit:models"),
+    );
+    expect(breaker[actId("they-edit:views")]).toBeCloseTo(
+      (1 - 0.2) * (1 - bench.params.noise) +
+        bench.params.noise / MASK_CLASSES[CLASS.move].allowed.length,
+      12,
+    );
+    expect(
+      move("ignorer", "task:models+views", "claim:views", "they-plan:views+utils", "edit:models"),
+    ).toBe("they-edit:views");
     // a claim on a file it already edited is rejected
-    expect(move("dutiful", "task:models+views", "wait", "they-plan:views+utils", "edit:models", "they-edit:views", "claim:views")).toBe("they-reject");
+    expect(
+      move(
+        "dutiful",
+        "task:models+views",
+        "wait",
+        "they-plan:views+utils",
+        "edit:models",
+        "they-edit:views",
+        "claim:views",
+      ),
+    ).toBe("they-reject");
     // the passive partner says done after one edit, leaving utils
-    expect(move("passive", "task:models+views", "wait", "they-plan:views+utils", "edit:models", "they-edit:views", "wait")).toBe("they-done");
-    expect(move("dutiful", "task:models+views", "wait", "they-plan:views+utils", "edit:models", "they-edit:views", "wait")).toBe("they-edit:utils");
+    expect(
+      move(
+        "passive",
+        "task:models+views",
+        "wait",
+        "they-plan:views+utils",
+        "edit:models",
+        "they-edit:views",
+        "wait",
+      ),
+    ).toBe("they-done");
+    expect(
+      move(
+        "dutiful",
+        "task:models+views",
+        "wait",
+        "they-plan:views+utils",
+        "edit:models",
+        "they-edit:views",
+        "wait",
+      ),
+    ).toBe("they-edit:utils");
     // the breaker strays outside its plan once its own files are done
-    const strayed = pop.replyProbs(TYPE.breaker, dialogue(h, "task:models+views", "wait", "they-plan:views+utils", "wait", "they-edit:views", "wait", "they-edit:utils", "wait"));
+    const strayed = pop.replyProbs(
+      TYPE.breaker,
+      dialogue(
+        h,
+        "task:models+views",
+        "wait",
+        "they-plan:views+utils",
+        "wait",
+        "they-edit:views",
+        "wait",
+        "they-edit:utils",
+        "wait",
+      ),
+    );
     expect(strayed[actId("they-edit:models")]).toBeGreaterThan(0.5);
     expect(
-      pop.replyProbs(TYPE.dutiful, dialogue(h, "task:models+views", "wait", "they-plan:views+utils", "wait", "they-edit:views", "wait", "they-edit:utils", "wait"))[actId("they-done")],
+      pop.replyProbs(
+        TYPE.dutiful,
+        dialogue(
+          h,
+          "task:models+views",
+          "wait",
+          "they-plan:views+utils",
+          "wait",
+          "they-edit:views",
+          "wait",
+          "they-edit:utils",
+          "wait",
+        ),
+      )[actId("they-done")],
     ).toBeGreaterThan(0.9);
   });
 
@@ -194,7 +407,10 @@ describe("the partner population", () => {
     const classes = new Set<number>();
     let checked = 0;
     for (let i = 0; i < 300; i++) {
-      const agent = i % 2 === 0 ? behaviourAgent(E) : (_: Dialogue, r: Rng) => agentActs[r.int(agentActs.length)];
+      const agent =
+        i % 2 === 0
+          ? behaviourAgent(E)
+          : (_: Dialogue, r: Rng) => agentActs[r.int(agentActs.length)];
       const d = playEpisode(bench, pop.sample(rng), agent, rng);
       for (let j = 1; j < d.acts.length; j++) {
         for (const hidden of [d.hidden, undefined]) {
@@ -203,12 +419,16 @@ describe("the partner population", () => {
           const cls = bench.userClass(pre);
           classes.add(cls);
           const allowed = new Set(MASK_CLASSES[cls].allowed);
-          const rows = [...pop.types.map((_, z) => pop.replyProbs(z, pre)), bench.bayesPredictive(pre)];
+          const rows = [
+            ...pop.types.map((_, z) => pop.replyProbs(z, pre)),
+            bench.bayesPredictive(pre),
+          ];
           for (const row of rows) {
             checked++;
             if (Math.abs(sum(row) - 1) > 1e-12) bad.push(`sum ${sum(row)}`);
             row.forEach((p, v) => {
-              if (!allowed.has(v) && p !== 0) bad.push(`${ACTS[v].name} outside class ${MASK_CLASSES[cls].name}`);
+              if (!allowed.has(v) && p !== 0)
+                bad.push(`${ACTS[v].name} outside class ${MASK_CLASSES[cls].name}`);
               if (p < 0) bad.push(`negative ${ACTS[v].name}`);
             });
           }
@@ -233,7 +453,15 @@ describe("the partner population", () => {
         if (bench.turn(pre) !== "user") continue;
         const key = `${pre.card.join(",")}|${pre.acts.join(",")}`;
         let s = byState.get(key);
-        if (!s) byState.set(key, (s = { d: pre, types: new Array<number>(pop.types.length).fill(0), next: new Array<number>(VOCAB).fill(0) }));
+        if (!s)
+          byState.set(
+            key,
+            (s = {
+              d: pre,
+              types: new Array<number>(pop.types.length).fill(0),
+              next: new Array<number>(VOCAB).fill(0),
+            }),
+          );
         s.types[persona.type]++;
         s.next[d.acts[j]]++;
       }
@@ -259,7 +487,8 @@ describe("the partner population", () => {
       const w = pop.types.map((t, z) => {
         let x = t.prior * like[z];
         d.acts.forEach((a, j) => {
-          if (ACTS[a].kind === "user") x *= pop.replyProbs(z, { card: d.card, acts: d.acts.slice(0, j), hidden: d.hidden })[a];
+          if (ACTS[a].kind === "user")
+            x *= pop.replyProbs(z, { card: d.card, acts: d.acts.slice(0, j), hidden: d.hidden })[a];
         });
         return x;
       });
@@ -274,7 +503,13 @@ describe("reference agents", () => {
     const solo = soloAgent();
     for (let a = 0; a < NPLANS; a++)
       for (let b = 0; b < NPLANS; b++) {
-        const d = playEpisode(bench, { card: cardFor(b), type: 0, hidden: [a] }, (x: Dialogue) => solo(x), Rng.seed(0), "solo");
+        const d = playEpisode(
+          bench,
+          { card: cardFor(b), type: 0, hidden: [a] },
+          (x: Dialogue) => solo(x),
+          Rng.seed(0),
+          "solo",
+        );
         expect(bench.success(d)).toBe(true);
       }
   });
@@ -291,12 +526,21 @@ describe("reference agents", () => {
 describe("config sections", () => {
   it("defaults parse; a type prior must have one weight per type; a prior replaces the mixture", () => {
     expect(CooperationWorldSchema.parse(DEFAULT_WORLD)).toEqual(DEFAULT_WORLD);
-    expect(CooperationCorpusSchema.parse(cooperation.defaultCorpus)).toEqual(cooperation.defaultCorpus);
+    expect(CooperationCorpusSchema.parse(cooperation.defaultCorpus)).toEqual(
+      cooperation.defaultCorpus,
+    );
     expect(() => CooperationWorldSchema.parse({ ...DEFAULT_WORLD, typePrior: [1, 0] })).toThrow();
     expect(() => CooperationWorldSchema.parse({ ...DEFAULT_WORLD, maxExchanges: 31 })).toThrow();
     const skewed = cooperation.create(DEFAULT_WORLD, [0, 1, 0, 0, 0, 1]);
     expect(skewed.humans.types.map((t) => t.prior)).toEqual([0, 0.5, 0, 0, 0, 0.5]);
     expect(() => cooperation.create(DEFAULT_WORLD, [0, 0, 0, 0, 0, 0])).toThrow(/positive/);
-    expect(cooperation.typeNames).toEqual(["dutiful", "silent", "ignorer", "breaker", "passive", "deferrer"]);
+    expect(cooperation.typeNames).toEqual([
+      "dutiful",
+      "silent",
+      "ignorer",
+      "breaker",
+      "passive",
+      "deferrer",
+    ]);
   });
 });

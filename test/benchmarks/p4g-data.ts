@@ -8,6 +8,9 @@ export const P4G_DATA = resolve(import.meta.dirname, "../../../shared/data/p4g")
 export const HAVE_P4G = existsSync(P4G_DATA);
 
 if (!HAVE_P4G) {
-  if (process.env.COLLAPSE_LAB_REQUIRE_P4G === "1") throw new Error(`the P4G corpus is not at ${P4G_DATA} (COLLAPSE_LAB_REQUIRE_P4G=1)`);
-  console.warn(`P4G corpus not found at ${P4G_DATA}: the tests that read the raw corpus are skipped (docs/data.md)`);
+  if (process.env.COLLAPSE_LAB_REQUIRE_P4G === "1")
+    throw new Error(`the P4G corpus is not at ${P4G_DATA} (COLLAPSE_LAB_REQUIRE_P4G=1)`);
+  console.warn(
+    `P4G corpus not found at ${P4G_DATA}: the tests that read the raw corpus are skipped (docs/data.md)`,
+  );
 }

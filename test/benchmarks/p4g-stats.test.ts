@@ -23,7 +23,10 @@ describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
     expect(text).not.toMatch(/\d{8}-\d{6}_\d+_live/); // dialogue ids
     expect(text).not.toMatch(/user_\d+/); // participant ids
     expect(text.length).toBeLessThan(10_000);
-    expect(committedJson.source).toMatchObject({ corpus: "Persuasion for Good", licence: "Apache-2.0" });
+    expect(committedJson.source).toMatchObject({
+      corpus: "Persuasion for Good",
+      licence: "Apache-2.0",
+    });
   });
 
   it("reproduces the published donation statistics (donations within [0, 2])", () => {
@@ -64,7 +67,10 @@ describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
     expect(f["logical-appeal"]).toBeGreaterThan(f["emotion-appeal"]);
     for (const s of P4G_STRATEGIES.slice(4)) expect(f[s]).toBeLessThan(f["emotion-appeal"]);
     expect(Object.values(f).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
-    expect(stats.strategies.otherPersuaderCounts).toMatchObject({ greeting: 330, "proposition-of-donation": 305 });
+    expect(stats.strategies.otherPersuaderCounts).toMatchObject({
+      greeting: 330,
+      "proposition-of-donation": 305,
+    });
     expect(stats.strategies.otherPersuaderCounts).not.toHaveProperty("credibility-appeal");
   });
 
@@ -79,7 +85,10 @@ describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
       "negative-to-inquiry": 150,
       "disagree-donation": 77,
     });
-    expect(Object.values(stats.persuadeeActs.frequencies).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
+    expect(Object.values(stats.persuadeeActs.frequencies).reduce((a, b) => a + b, 0)).toBeCloseTo(
+      1,
+      12,
+    );
   });
 
   it("donation-information is the strategy most correlated with the donation (docs/architecture.md#persuasion)", () => {
@@ -93,7 +102,8 @@ describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
 
   it("trait correlations with donating have the README's signs", () => {
     const r = stats.traitDonating.correlations;
-    for (const t of ["agreeable", "care", "fairness", "rational"] as const) expect(r[t]).toBeGreaterThan(0);
+    for (const t of ["agreeable", "care", "fairness", "rational"] as const)
+      expect(r[t]).toBeGreaterThan(0);
     for (const t of ["hedonism", "power"] as const) expect(r[t]).toBeLessThan(0);
     for (const t of P4G_TRAITS) expect(stats.traitDonating.n[t]).toBe(977); // 5 persuadees lack traits
   });
@@ -123,7 +133,9 @@ describe("loadP4GStats on a hand-made corpus", () => {
   const info = [
     ["B2", "B4", "B6", ...traitCols].join(","),
     ...persuadees.flatMap(([id, b6, agreeable, care]) => {
-      const traits = P4G_TRAITS.map((t) => (t === "agreeable" ? agreeable : t === "care" ? care : "3"));
+      const traits = P4G_TRAITS.map((t) =>
+        t === "agreeable" ? agreeable : t === "care" ? care : "3",
+      );
       return [[id, "0", "0", ...traits].join(","), [id, "1", b6, ...traits].join(",")];
     }),
   ].join("\n");
@@ -145,7 +157,19 @@ describe("loadP4GStats on a hand-made corpus", () => {
     "dialogue_id,role,turn,sentence_index,persuader_label,persuadee_label,persuader_label_2,persuadee_label_2,neg,neu,pos",
     ...acts.map(([id, role, turn, label], i) =>
       // A second label is present on one sentence and must not be counted.
-      [id, role, turn, i, role === 0 ? label : "", role === 1 ? label : "", i === 2 ? "self-modeling" : "", "", 0, 1, 0].join(","),
+      [
+        id,
+        role,
+        turn,
+        i,
+        role === 0 ? label : "",
+        role === 1 ? label : "",
+        i === 2 ? "self-modeling" : "",
+        "",
+        0,
+        1,
+        0,
+      ].join(","),
     ),
   ].join("\n");
   writeFileSync(join(tmp, "full_info.csv"), info);
@@ -153,7 +177,15 @@ describe("loadP4GStats on a hand-made corpus", () => {
 
   it("drops missing and out-of-range donations and bins to the nearest $0.5 with ties up", () => {
     const d = loadP4GStats(tmp).donations; // kept: 0.25, 0.75, 0, 2
-    expect(d).toMatchObject({ n: 4, droppedNonNumeric: 2, outOfRangeCount: 1, mean: 0.75, zeroFraction: 0.25, donorMedian: 0.75, successFraction: 0.25 });
+    expect(d).toMatchObject({
+      n: 4,
+      droppedNonNumeric: 2,
+      outOfRangeCount: 1,
+      mean: 0.75,
+      zeroFraction: 0.25,
+      donorMedian: 0.75,
+      successFraction: 0.25,
+    });
     expect(d.histogram.fractions).toEqual([0.25, 0.25, 0.25, 0, 0.25]);
     const c = loadP4GStats(tmp, { outOfRange: "clamp" }).donations; // 50 → 2
     expect(c).toMatchObject({ n: 5, outOfRangeCount: 1, mean: 1, successFraction: 0.4 });
@@ -161,14 +193,26 @@ describe("loadP4GStats on a hand-made corpus", () => {
 
   it("counts primary labels, joins dialogues by id and correlates per dialogue", () => {
     const s = loadP4GStats(tmp);
-    expect(s.strategies.counts).toMatchObject({ "donation-information": 3, "credibility-appeal": 2, "logical-appeal": 2, "emotion-appeal": 1, "self-modeling": 0 });
+    expect(s.strategies.counts).toMatchObject({
+      "donation-information": 3,
+      "credibility-appeal": 2,
+      "logical-appeal": 2,
+      "emotion-appeal": 1,
+      "self-modeling": 0,
+    });
     expect(s.strategies.frequencies["donation-information"]).toBeCloseTo(3 / 8, 12);
     expect(s.strategies.otherPersuaderCounts).toEqual({ greeting: 1 });
     expect(s.persuadeeActs.counts).toEqual({ "ask-org-info": 1, greeting: 1 });
     expect(s.strategyDonation.dialogues).toBe(4);
     // d1, d2, d6, d7 with donations 0.25, 0.75, 0, 2
-    expect(s.strategyDonation.bySentences["donation-information"]).toBeCloseTo(pearson([2, 0, 0, 1], [0.25, 0.75, 0, 2]) as number, 12);
-    expect(s.strategyDonation.byUse["donation-information"]).toBeCloseTo(pearson([1, 0, 0, 1], [0.25, 0.75, 0, 2]) as number, 12);
+    expect(s.strategyDonation.bySentences["donation-information"]).toBeCloseTo(
+      pearson([2, 0, 0, 1], [0.25, 0.75, 0, 2]) as number,
+      12,
+    );
+    expect(s.strategyDonation.byUse["donation-information"]).toBeCloseTo(
+      pearson([1, 0, 0, 1], [0.25, 0.75, 0, 2]) as number,
+      12,
+    );
     expect(s.strategyDonation.bySentences["emotion-appeal"]).toBeNull(); // never used among joined dialogues
     expect(s.strategyDonation.dialoguesUsing["logical-appeal"]).toBe(1);
     expect(s.annotated).toEqual({ dialogues: 5, sentences: 11, meanPersuaderTurns: 8 / 5 });
@@ -192,7 +236,9 @@ describe("loadP4GStats on a hand-made corpus", () => {
     const missing = join(tmp, "no-such-dir");
     expect(() => loadP4GStats(missing)).toThrow(`P4G data directory not found: ${missing}`);
     const empty = mkdtempSync(join(tmp, "empty-"));
-    expect(() => loadP4GStats(empty)).toThrow(`P4G data file not found: ${join(empty, "full_info.csv")}`);
+    expect(() => loadP4GStats(empty)).toThrow(
+      `P4G data file not found: ${join(empty, "full_info.csv")}`,
+    );
     const bad = mkdtempSync(join(tmp, "bad-"));
     writeFileSync(join(bad, "full_info.csv"), "B2,B4\nx,1\n");
     writeFileSync(join(bad, "annotated_acts.csv"), actsCsv);

@@ -2,22 +2,47 @@
 // speakers (the final decision after the 5th exchange included), Direct vs VS chat messages, the
 // base-model transcript, the act labels of the LM simulator, and clear errors off the user's turn.
 import { describe, expect, it } from "vitest";
-import { ACTS, AMOUNT_ACTS, ASK, CARD_ACTS, GREETING, STRATEGY_ACTS, USER_ACTS } from "../../src/benchmarks/persuasion/world";
+import {
+  ACTS,
+  AMOUNT_ACTS,
+  ASK,
+  CARD_ACTS,
+  GREETING,
+  STRATEGY_ACTS,
+  USER_ACTS,
+} from "../../src/benchmarks/persuasion/world";
 import type { Dialogue } from "../../src/benchmarks/types";
-import { actLabel, actLabelPrompt, baseContinuation, baseTextPrompt, describeCard, directPrompt, renderTranscript, vsPrompt } from "../../src/benchmarks/persuasion/lm-prompts";
+import {
+  actLabel,
+  actLabelPrompt,
+  baseContinuation,
+  baseTextPrompt,
+  describeCard,
+  directPrompt,
+  renderTranscript,
+  vsPrompt,
+} from "../../src/benchmarks/persuasion/lm-prompts";
 import { promptKey } from "../../src/lm/types";
 
 const card = [CARD_ACTS[1], CARD_ACTS[2], CARD_ACTS[5]]; // agreeable, not very caring, rational
 const name = (n: string) => ACTS.findIndex((a) => a.name === n);
 const talk: Dialogue = { card, acts: [GREETING, name("neutral"), name("credibility")] };
-const asked: Dialogue = { card, acts: [GREETING, name("neutral"), name("credibility"), name("ask-question"), ASK] };
+const asked: Dialogue = {
+  card,
+  acts: [GREETING, name("neutral"), name("credibility"), name("ask-question"), ASK],
+};
 // five exchanges without an ask: the persuadee states the donation at act index 10
-const fifth: Dialogue = { card, acts: Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? STRATEGY_ACTS[i / 2] : USER_ACTS[0])) };
+const fifth: Dialogue = {
+  card,
+  acts: Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? STRATEGY_ACTS[i / 2] : USER_ACTS[0])),
+};
 
 describe("persona and transcript", () => {
   it("describes the card traits in words", () => {
     expect(describeCard(card)).toBe("agreeable, not very caring and rational");
-    expect(describeCard([CARD_ACTS[0], CARD_ACTS[3], CARD_ACTS[4]])).toBe("not very agreeable, caring and not very rational");
+    expect(describeCard([CARD_ACTS[0], CARD_ACTS[3], CARD_ACTS[4]])).toBe(
+      "not very agreeable, caring and not very rational",
+    );
     expect(() => describeCard([GREETING])).toThrow(/not a persuasion card trait/);
   });
 
@@ -64,7 +89,9 @@ describe("Direct and VS prompts", () => {
     expect(chat[0].content).not.toContain("below");
     expect(chat[1].content).toContain(renderTranscript(talk));
     expect(vsPrompt(talk).chat[0].content).toContain("Generate 5 different"); // default k
-    expect(vsPrompt(talk, { probabilityBelow: 0.1 }).chat[0].content).toContain("with the probability of each response below 0.1");
+    expect(vsPrompt(talk, { probabilityBelow: 0.1 }).chat[0].content).toContain(
+      "with the probability of each response below 0.1",
+    );
     expect(() => vsPrompt(talk, { k: 0 })).toThrow(/k must be a positive integer/);
     expect(() => vsPrompt(talk, { probabilityBelow: 2 })).toThrow(/probabilityBelow/);
   });
@@ -73,7 +100,9 @@ describe("Direct and VS prompts", () => {
     const { text } = baseTextPrompt(asked);
     expect(text).toContain("The Persuadee is agreeable, not very caring and rational.");
     expect(text).toContain("Persuadee: How do I know the money gets there?");
-    expect(text.endsWith("Persuader: Would you like to donate some of your payment?\nPersuadee:")).toBe(true);
+    expect(
+      text.endsWith("Persuader: Would you like to donate some of your payment?\nPersuadee:"),
+    ).toBe(true);
     expect(baseContinuation("  I'll give $1. \n")).toBe(" I'll give $1.");
   });
 
@@ -93,7 +122,13 @@ describe("Direct and VS prompts", () => {
 describe("act labels", () => {
   it("talk acts are their first template; amounts share one sentence", () => {
     expect(USER_ACTS.map(actLabel)).toEqual(USER_ACTS.map((a) => ACTS[a].templates[0]));
-    expect(AMOUNT_ACTS.map(actLabel)).toEqual(["I will donate $0.00.", "I will donate $0.50.", "I will donate $1.00.", "I will donate $1.50.", "I will donate $2.00."]);
+    expect(AMOUNT_ACTS.map(actLabel)).toEqual([
+      "I will donate $0.00.",
+      "I will donate $0.50.",
+      "I will donate $1.00.",
+      "I will donate $1.50.",
+      "I will donate $2.00.",
+    ]);
     expect(() => actLabel(GREETING)).toThrow(/not a user act/);
   });
 
@@ -109,8 +144,12 @@ describe("act labels", () => {
   });
 
   it("equal dialogues give equal prompt keys, different ones different keys", () => {
-    expect(promptKey(actLabelPrompt(talk).prompt)).toBe(promptKey(actLabelPrompt({ card: [...card], acts: [...talk.acts] }).prompt));
-    expect(promptKey(actLabelPrompt(talk).prompt)).not.toBe(promptKey(actLabelPrompt(asked).prompt));
+    expect(promptKey(actLabelPrompt(talk).prompt)).toBe(
+      promptKey(actLabelPrompt({ card: [...card], acts: [...talk.acts] }).prompt),
+    );
+    expect(promptKey(actLabelPrompt(talk).prompt)).not.toBe(
+      promptKey(actLabelPrompt(asked).prompt),
+    );
     expect(promptKey(directPrompt(talk))).not.toBe(promptKey(baseTextPrompt(talk)));
   });
 });

@@ -8,7 +8,20 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
-import { ACTS, AMOUNT_ACTS, AMOUNTS, ASK, CLASS, GREETING, MAX_EXCHANGES, STRATEGY_ACTS, USER_ACTS, donation, turn, userClass } from "../../src/benchmarks/persuasion/world";
+import {
+  ACTS,
+  AMOUNT_ACTS,
+  AMOUNTS,
+  ASK,
+  CLASS,
+  GREETING,
+  MAX_EXCHANGES,
+  STRATEGY_ACTS,
+  USER_ACTS,
+  donation,
+  turn,
+  userClass,
+} from "../../src/benchmarks/persuasion/world";
 import { DEFAULT_PARAMS, PersuasionPopulation } from "../../src/benchmarks/persuasion/population";
 import { behaviourDialogue, createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import { calibrate } from "../../src/benchmarks/persuasion/calibration";
@@ -26,7 +39,10 @@ const P4G_DIR = P4G_DATA; // ../shared beside the project, as in CI
 
 /** The corpus' persuadees' donations: full_info.csv rows with B4 = 1 and a donation B6 in [0, 2] (p4g-load.ts' rule). */
 function corpusDonations(): number[] {
-  const rows = parse(readFileSync(join(P4G_DIR, "full_info.csv"), "utf8"), { columns: true, skip_empty_lines: true }) as Record<string, string>[];
+  const rows = parse(readFileSync(join(P4G_DIR, "full_info.csv"), "utf8"), {
+    columns: true,
+    skip_empty_lines: true,
+  }) as Record<string, string>[];
   return rows
     .filter((r) => r.B4 === "1" && r.B6.trim() !== "")
     .map((r) => Number(r.B6))
@@ -76,7 +92,13 @@ describe("the human population", () => {
       expect(t.prior).toBeGreaterThan(0);
       expect(t.name.length).toBeGreaterThan(0);
     }
-    expect(() => new PersuasionPopulation({ ...DEFAULT_PARAMS, types: DEFAULT_PARAMS.types.map((t) => ({ ...t, prior: t.prior * 2 })) })).toThrow(/type priors sum to .*, expected 1/);
+    expect(
+      () =>
+        new PersuasionPopulation({
+          ...DEFAULT_PARAMS,
+          types: DEFAULT_PARAMS.types.map((t) => ({ ...t, prior: t.prior * 2 })),
+        }),
+    ).toThrow(/type priors sum to .*, expected 1/);
   });
 
   it("sample draws types with the prior frequencies and cards with cardDistribution's", () => {
@@ -93,7 +115,8 @@ describe("the human population", () => {
       cardCounts[c]++;
     }
     // chi-square with 3 and 7 degrees of freedom: 99.9 % quantiles 16.3 and 24.3
-    const chi2 = (counts: number[], p: number[]) => counts.reduce((s, c, i) => s + (c - n * p[i]) ** 2 / (n * p[i]), 0);
+    const chi2 = (counts: number[], p: number[]) =>
+      counts.reduce((s, c, i) => s + (c - n * p[i]) ** 2 / (n * p[i]), 0);
     expect(
       chi2(
         typeCounts,
@@ -123,7 +146,8 @@ describe("the human population", () => {
           let inside = 0;
           for (let v = 0; v < V; v++) {
             if (allowed.has(v)) inside += row[v];
-            if (row.length !== V || row[v] < 0 || (!allowed.has(v) && row[v] !== 0)) bad.push(`${prefix.acts} type ${z} act ${v}: ${row[v]}`);
+            if (row.length !== V || row[v] < 0 || (!allowed.has(v) && row[v] !== 0))
+              bad.push(`${prefix.acts} type ${z} act ${v}: ${row[v]}`);
           }
           if (Math.abs(inside - 1) > 1e-12) bad.push(`${prefix.acts} type ${z}: sums to ${inside}`);
           checked++;
@@ -138,7 +162,8 @@ describe("the human population", () => {
   });
 
   it("willingness rises after a liked strategy and falls after a disliked one (skeptic, empathetic)", () => {
-    const w = (type: string, ...names: string[]) => pop.willingness(typeIndex(type), { card: CARD, acts: acts(...names) });
+    const w = (type: string, ...names: string[]) =>
+      pop.willingness(typeIndex(type), { card: CARD, acts: acts(...names) });
     const w0 = (type: string) => w(type);
     expect(w("skeptic", "credibility")).toBeGreaterThan(w0("skeptic"));
     expect(w("skeptic", "emotion")).toBeLessThan(w0("skeptic"));
@@ -155,11 +180,20 @@ describe("the human population", () => {
       const w = (...names: string[]) => p.willingness(z, { card: CARD, acts: acts(...names) });
       const first = w("credibility") - w();
       expect(Math.abs(first)).toBeGreaterThan(0.1);
-      expect(w("credibility", "neutral", "credibility") - w("credibility")).toBeCloseTo(first * decay, 12);
-      expect(w("credibility", "neutral", "credibility", "neutral", "credibility") - w("credibility", "neutral", "credibility")).toBeCloseTo(first * decay ** 2, 12);
+      expect(w("credibility", "neutral", "credibility") - w("credibility")).toBeCloseTo(
+        first * decay,
+        12,
+      );
+      expect(
+        w("credibility", "neutral", "credibility", "neutral", "credibility") -
+          w("credibility", "neutral", "credibility"),
+      ).toBeCloseTo(first * decay ** 2, 12);
       // an interleaved strategy adds its own first-use effect and does not reset the count
       const logical = w("logical") - w();
-      expect(w("credibility", "neutral", "logical", "neutral", "credibility") - w()).toBeCloseTo(first + logical + first * decay, 12);
+      expect(w("credibility", "neutral", "logical", "neutral", "credibility") - w()).toBeCloseTo(
+        first + logical + first * decay,
+        12,
+      );
     }
   });
 
@@ -184,7 +218,9 @@ describe("the human population", () => {
       const row = pop.replyProbs(z, { card: CARD, acts: acts(...names) });
       return AMOUNT_ACTS.reduce((s, a, k) => s + row[a] * AMOUNTS[k], 0);
     };
-    expect(expected(["credibility", "neutral", "ask"])).toBeGreaterThan(expected(["emotion", "neutral", "ask"]) + 0.1);
+    expect(expected(["credibility", "neutral", "ask"])).toBeGreaterThan(
+      expected(["emotion", "neutral", "ask"]) + 0.1,
+    );
     const positive = (names: string[]) => {
       const row = pop.replyProbs(z, { card: CARD, acts: acts(...names) });
       return row[act("agree")] + row[act("share-personal")];
@@ -193,14 +229,18 @@ describe("the human population", () => {
   });
 
   it("types want different, conflicting strategies: the modal type's best strategy puts off another type (trap 2)", () => {
-    const delta = (z: number, s: number) => pop.willingness(z, { card: CARD, acts: [s] }) - pop.willingness(z, { card: CARD, acts: [] });
-    const best = pop.types.map((_, z) => STRATEGY_ACTS.reduce((b, s) => (delta(z, s) > delta(z, b) ? s : b)));
+    const delta = (z: number, s: number) =>
+      pop.willingness(z, { card: CARD, acts: [s] }) - pop.willingness(z, { card: CARD, acts: [] });
+    const best = pop.types.map((_, z) =>
+      STRATEGY_ACTS.reduce((b, s) => (delta(z, s) > delta(z, b) ? s : b)),
+    );
     const modal = pop.types.reduce((m, t, z) => (t.prior > pop.types[m].prior ? z : m), 0);
     expect(new Set(best).size).toBeGreaterThan(1); // not one strategy for everybody
     const hurt = pop.types.map((_, z) => z).filter((z) => z !== modal && delta(z, best[modal]) < 0);
     expect(hurt.length).toBeGreaterThanOrEqual(1);
     // and it is a best strategy of no other type
-    for (let z = 0; z < pop.types.length; z++) if (z !== modal) expect(best[z]).not.toBe(best[modal]);
+    for (let z = 0; z < pop.types.length; z++)
+      if (z !== modal) expect(best[z]).not.toBe(best[modal]);
   });
 });
 
@@ -211,7 +251,11 @@ describe("the exact Bayes predictive", () => {
       for (let i = 1; i < d.acts.length; i += 2) {
         const key = `${d.card.join(",")}|${d.acts.slice(0, i).join(",")}`;
         let g = groups.get(key);
-        if (!g) groups.set(key, (g = { d: { card: d.card, acts: d.acts.slice(0, i) }, counts: new Float64Array(V) }));
+        if (!g)
+          groups.set(
+            key,
+            (g = { d: { card: d.card, acts: d.acts.slice(0, i) }, counts: new Float64Array(V) }),
+          );
         g.counts[d.acts[i]]++;
       }
     }
@@ -223,7 +267,10 @@ describe("the exact Bayes predictive", () => {
     const tested = [...byLength(1), ...byLength(3)];
     for (const g of tested) {
       expect(sum(g.counts)).toBeGreaterThan(300);
-      expect(maxZ(g.counts, bench.bayesPredictive(g.d)), g.d.acts.map((a) => ACTS[a].name).join(" ")).toBeLessThan(4.5);
+      expect(
+        maxZ(g.counts, bench.bayesPredictive(g.d)),
+        g.d.acts.map((a) => ACTS[a].name).join(" "),
+      ).toBeLessThan(4.5);
     }
   });
 
@@ -244,7 +291,11 @@ describe("the exact Bayes predictive", () => {
       if (p.card.join(",") !== key) continue;
       targets.forEach((t, j) => {
         for (let k = 1; k < t.acts.length; k += 2) {
-          if (rng.categorical(pop.replyProbs(p.type, { card: CARD, acts: t.acts.slice(0, k) })) !== t.acts[k]) return;
+          if (
+            rng.categorical(pop.replyProbs(p.type, { card: CARD, acts: t.acts.slice(0, k) })) !==
+            t.acts[k]
+          )
+            return;
         }
         counts[j][rng.categorical(pop.replyProbs(p.type, t))]++;
       });
@@ -285,7 +336,15 @@ describe("the exact Bayes predictive", () => {
       }
     }
     // with an informative card, some card shifts the posterior away from the prior
-    const shifts = pop.cardDistribution().map(({ card }) => Math.max(...Array.from(pop.posterior({ card, acts: [] }), (x, z) => Math.abs(x - pop.types[z].prior))));
+    const shifts = pop
+      .cardDistribution()
+      .map(({ card }) =>
+        Math.max(
+          ...Array.from(pop.posterior({ card, acts: [] }), (x, z) =>
+            Math.abs(x - pop.types[z].prior),
+          ),
+        ),
+      );
     expect(Math.max(...shifts)).toBeGreaterThan(0.01);
     // and a reply moves it even when the card says nothing
     const after = blind.posterior({ card: CARD, acts: acts("greeting", "share-personal") });
@@ -302,7 +361,9 @@ describe("episode rules", () => {
     expect(turn(d("greeting", "neutral"))).toBe("agent");
     expect(turn(d("greeting", "neutral", "logical"))).toBe("user");
     expect(bench.agentClass(d())).toBe(CLASS.agent);
-    expect(bench.maskClasses[CLASS.agent].allowed.every((a) => ACTS[a].kind === "agent")).toBe(true);
+    expect(bench.maskClasses[CLASS.agent].allowed.every((a) => ACTS[a].kind === "agent")).toBe(
+      true,
+    );
   });
 
   it("the user must answer ask with an amount, which ends the dialogue", () => {
@@ -317,7 +378,18 @@ describe("episode rules", () => {
   });
 
   it("after 5 exchanges without an ask the user states a final donation", () => {
-    const five = d("greeting", "neutral", "logical", "agree", "emotion", "neutral", "credibility", "agree", "task-inquiry", "neutral");
+    const five = d(
+      "greeting",
+      "neutral",
+      "logical",
+      "agree",
+      "emotion",
+      "neutral",
+      "credibility",
+      "agree",
+      "task-inquiry",
+      "neutral",
+    );
     expect(five.acts).toHaveLength(2 * MAX_EXCHANGES);
     expect(turn(five)).toBe("user");
     expect(userClass(five)).toBe(CLASS.amount);
@@ -346,10 +418,34 @@ describe("episode rules", () => {
   // an even index) is shown as the agent's line; turn() and encode() get it right.
   it("render: the final decision after 5 exchanges is spoken by the user", () => {
     const bench = createPersuasion();
-    const names = ["greeting", "neutral", "logical", "agree", "emotion", "neutral", "credibility", "agree", "task-inquiry", "neutral", "$1"];
+    const names = [
+      "greeting",
+      "neutral",
+      "logical",
+      "agree",
+      "emotion",
+      "neutral",
+      "credibility",
+      "agree",
+      "task-inquiry",
+      "neutral",
+      "$1",
+    ];
     const acts = names.map((n) => bench.acts.findIndex((a) => a.name === n));
     const lines = bench.render({ card: bench.humans.cardDistribution()[0].card, acts });
-    expect(lines.map((l) => l.speaker)).toEqual(["agent", "user", "agent", "user", "agent", "user", "agent", "user", "agent", "user", "user"]);
+    expect(lines.map((l) => l.speaker)).toEqual([
+      "agent",
+      "user",
+      "agent",
+      "user",
+      "agent",
+      "user",
+      "agent",
+      "user",
+      "agent",
+      "user",
+      "user",
+    ]);
   });
 
   it("reward = min(donation / 2, 1), success = donation ≥ $1", () => {
@@ -368,16 +464,27 @@ describe.skipIf(!HAVE_P4G)("calibration against Persuasion for Good", () => {
   const rows = calibrate(pop, Rng.seed(2024));
   console.info(
     "persuasion calibration (fitted vs real, tolerance):\n" +
-      rows.map((r) => `  ${r.name.padEnd(32)} real ${r.real.toFixed(3)}  fitted ${r.fitted.toFixed(3)}  ±${r.tolerance}${Math.abs(r.fitted - r.real) <= r.tolerance ? "" : "  OUTSIDE"}`).join("\n"),
+      rows
+        .map(
+          (r) =>
+            `  ${r.name.padEnd(32)} real ${r.real.toFixed(3)}  fitted ${r.fitted.toFixed(3)}  ±${r.tolerance}${Math.abs(r.fitted - r.real) <= r.tolerance ? "" : "  OUTSIDE"}`,
+        )
+        .join("\n"),
   );
   const row = (name: string): CalibrationRow => {
     const r = rows.find((x) => x.name === name);
-    if (!r) throw new Error(`no calibration row "${name}"; rows: ${rows.map((x) => x.name).join(", ")}`);
+    if (!r)
+      throw new Error(`no calibration row "${name}"; rows: ${rows.map((x) => x.name).join(", ")}`);
     return r;
   };
 
   it("reports the four docs/architecture.md#persuasion targets with the real corpus values", () => {
-    expect(rows.map((r) => r.name)).toEqual(["mean donation ($)", "fraction giving $0", "median among donors ($)", "fraction giving ≥ $1 (success)"]);
+    expect(rows.map((r) => r.name)).toEqual([
+      "mean donation ($)",
+      "fraction giving $0",
+      "median among donors ($)",
+      "fraction giving ≥ $1 (success)",
+    ]);
     expect(row("mean donation ($)").real).toBeCloseTo(0.35, 1);
     expect(row("fraction giving $0").real).toBeCloseTo(0.48, 1);
     expect(row("median among donors ($)").real).toBe(0.5);
@@ -401,13 +508,19 @@ describe.skipIf(!HAVE_P4G)("calibration against Persuasion for Good", () => {
   it("reads the same 982 persuadees as the committed statistics", () => {
     expect(nReal).toBe(982);
     expect(corpus.reduce((a, b) => a + b, 0) / nReal).toBeCloseTo(p4gStats.donations.mean, 3);
-    expect(corpus.filter((x) => x === 0).length / nReal).toBeCloseTo(p4gStats.donations.zeroFraction, 3);
+    expect(corpus.filter((x) => x === 0).length / nReal).toBeCloseTo(
+      p4gStats.donations.zeroFraction,
+      3,
+    );
   });
 
   it("mean donation: fitted within 3 standard errors of the corpus' mean", () => {
     const r = row("mean donation ($)");
     const se = Math.sqrt(sdOf(corpus) ** 2 / nReal + sdOf(fittedDonations) ** 2 / nFit); // ≈ 0.018
-    expect(Math.abs(r.fitted - r.real), `fitted ${r.fitted}, real ${r.real}, se ${se.toFixed(4)}`).toBeLessThanOrEqual(3 * se);
+    expect(
+      Math.abs(r.fitted - r.real),
+      `fitted ${r.fitted}, real ${r.real}, se ${se.toFixed(4)}`,
+    ).toBeLessThanOrEqual(3 * se);
   });
 
   for (const [name, p] of [
@@ -418,14 +531,20 @@ describe.skipIf(!HAVE_P4G)("calibration against Persuasion for Good", () => {
       const r = row(name);
       expect(r.real).toBeCloseTo(corpus.filter(p).length / nReal, 3);
       const se = Math.sqrt((r.real * (1 - r.real)) / nReal + (r.fitted * (1 - r.fitted)) / nFit); // ≈ 0.016 and 0.013
-      expect(Math.abs(r.fitted - r.real), `fitted ${r.fitted}, real ${r.real}, se ${se.toFixed(4)}, z ${((r.fitted - r.real) / se).toFixed(2)}`).toBeLessThanOrEqual(3 * se);
+      expect(
+        Math.abs(r.fitted - r.real),
+        `fitted ${r.fitted}, real ${r.real}, se ${se.toFixed(4)}, z ${((r.fitted - r.real) / se).toFixed(2)}`,
+      ).toBeLessThanOrEqual(3 * se);
     });
   }
 
   it("median among donors: fitted within the real donors' order-statistic band", () => {
     const donors = corpus.filter((x) => x > 0).sort((a, b) => a - b);
     const m = donors.length; // 510
-    const [lo, hi] = [donors[Math.floor(m / 2 - (3 * Math.sqrt(m)) / 2)], donors[Math.ceil(m / 2 + (3 * Math.sqrt(m)) / 2) - 1]]; // $0.30, $0.50
+    const [lo, hi] = [
+      donors[Math.floor(m / 2 - (3 * Math.sqrt(m)) / 2)],
+      donors[Math.ceil(m / 2 + (3 * Math.sqrt(m)) / 2) - 1],
+    ]; // $0.30, $0.50
     const r = row("median among donors ($)");
     expect(r.real).toBe(0.5);
     expect(r.fitted >= lo && r.fitted <= hi, `fitted ${r.fitted}, band [${lo}, ${hi}]`).toBe(true);
@@ -441,7 +560,9 @@ describe.skipIf(!HAVE_P4G)("the fitted donation histogram against the real one",
   // so X² > 18.47 happens with probability 0.001. That is the bound.
   const nFit = 20_000;
   const corpus = corpusDonations();
-  const real = AMOUNTS.map((_, k) => corpus.filter((d) => Math.floor(d * 2 + 0.5) === k).length / corpus.length);
+  const real = AMOUNTS.map(
+    (_, k) => corpus.filter((d) => Math.floor(d * 2 + 0.5) === k).length / corpus.length,
+  );
   const donations = simulatedDonations(nFit, Rng.seed(12345));
   const fitted = AMOUNTS.map((a) => donations.filter((d) => d === a).length / nFit);
 
@@ -455,13 +576,21 @@ describe.skipIf(!HAVE_P4G)("the fitted donation histogram against the real one",
   // of 982 persuadees giving $2 (5.8 %), the toy 0.2 %, and too many give $0.5 (X² ≈ 1,800). The
   // world is fitted to the four summary rows above, not to the histogram's shape. `it.fails` turns
   // red the day the shape is fitted, so that this becomes a plain test again.
-  it.fails("is within sampling error of the real one (χ², 4 df, p > 0.001) — known miss: the $2 and $0.5 bins", () => {
-    const n = corpus.length;
-    const x2 = (n * real.reduce((s, r, k) => s + (r - fitted[k]) ** 2 / fitted[k], 0)) / (1 + n / nFit);
-    const tvd = real.reduce((s, r, k) => s + Math.abs(r - fitted[k]), 0) / 2;
-    const bins = AMOUNTS.map((a, k) => `$${a}: real ${real[k].toFixed(4)} fitted ${fitted[k].toFixed(4)}`).join("; ");
-    expect(x2, `X² ${x2.toFixed(1)}, total variation ${tvd.toFixed(3)} — ${bins}`).toBeLessThan(18.47);
-  });
+  it.fails(
+    "is within sampling error of the real one (χ², 4 df, p > 0.001) — known miss: the $2 and $0.5 bins",
+    () => {
+      const n = corpus.length;
+      const x2 =
+        (n * real.reduce((s, r, k) => s + (r - fitted[k]) ** 2 / fitted[k], 0)) / (1 + n / nFit);
+      const tvd = real.reduce((s, r, k) => s + Math.abs(r - fitted[k]), 0) / 2;
+      const bins = AMOUNTS.map(
+        (a, k) => `$${a}: real ${real[k].toFixed(4)} fitted ${fitted[k].toFixed(4)}`,
+      ).join("; ");
+      expect(x2, `X² ${x2.toFixed(1)}, total variation ${tvd.toFixed(3)} — ${bins}`).toBeLessThan(
+        18.47,
+      );
+    },
+  );
 });
 
 describe.skipIf(!HAVE_P4G)("the behaviour persuader against the real P4G corpus", () => {
@@ -482,22 +611,38 @@ describe.skipIf(!HAVE_P4G)("the behaviour persuader against the real P4G corpus"
   const counts = new Map<P4GStrategy, number>();
   for (const { d } of corpus) {
     d.acts.forEach((a, i) => {
-      if (i % 2 === 0 && STRATEGY_ACTS.includes(a)) counts.set(LABEL[ACTS[a].name], (counts.get(LABEL[ACTS[a].name]) ?? 0) + 1);
+      if (i % 2 === 0 && STRATEGY_ACTS.includes(a))
+        counts.set(LABEL[ACTS[a].name], (counts.get(LABEL[ACTS[a].name]) ?? 0) + 1);
     });
   }
   const total = sum([...counts.values()]);
   const toy = (s: P4GStrategy) => (counts.get(s) ?? 0) / total;
 
   it("every toy strategy maps to a P4G strategy", () => {
-    expect(STRATEGY_ACTS.map((a) => LABEL[ACTS[a].name]).sort()).toEqual(Object.keys(real.strategies.counts).sort());
+    expect(STRATEGY_ACTS.map((a) => LABEL[ACTS[a].name]).sort()).toEqual(
+      Object.keys(real.strategies.counts).sort(),
+    );
   });
 
   it("orders the strategies as the real corpus does (credibility > donation-information > logical > emotion > the rest)", () => {
     const labels = Object.keys(real.strategies.counts) as P4GStrategy[];
     const r = real.strategies.counts;
     const order = [...labels].sort((a, b) => toy(b) - toy(a));
-    console.info("behaviour persuader strategy shares:", order.map((s) => `${s} ${(100 * toy(s)).toFixed(1)}% (real ${(100 * real.strategies.frequencies[s]).toFixed(1)}%)`).join(", "));
-    expect(order.slice(0, 4)).toEqual(["credibility-appeal", "donation-information", "logical-appeal", "emotion-appeal"]);
+    console.info(
+      "behaviour persuader strategy shares:",
+      order
+        .map(
+          (s) =>
+            `${s} ${(100 * toy(s)).toFixed(1)}% (real ${(100 * real.strategies.frequencies[s]).toFixed(1)}%)`,
+        )
+        .join(", "),
+    );
+    expect(order.slice(0, 4)).toEqual([
+      "credibility-appeal",
+      "donation-information",
+      "logical-appeal",
+      "emotion-appeal",
+    ]);
     // every pair the real corpus orders clearly (counts ≥ 10 % apart) is ordered the same way;
     // the tail (153–191 sentences each) is too close to order from any sample
     let pairs = 0;
@@ -537,7 +682,9 @@ describe.skipIf(!HAVE_P4G)("the behaviour persuader against the real P4G corpus"
       }
       return sxy / Math.sqrt(sxx * syy);
     };
-    const byStrategy = STRATEGY_ACTS.map((s) => ({ name: ACTS[s].name, r: r(s) })).sort((a, b) => b.r - a.r);
+    const byStrategy = STRATEGY_ACTS.map((s) => ({ name: ACTS[s].name, r: r(s) })).sort(
+      (a, b) => b.r - a.r,
+    );
     expect(byStrategy[0].name).toBe("donation-information");
   });
 });

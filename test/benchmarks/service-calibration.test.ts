@@ -16,15 +16,20 @@ import { Rng } from "../../src/engine/random";
 const bench = service.create(service.defaultWorld) as ServiceBenchmark;
 const pop = bench.humans;
 const { faultPrior, maxExchanges } = bench.params;
-const argmax = (p: ArrayLike<number>) => Array.from(p).reduce((b, x, i, a) => (x > a[b] ? i : b), 0);
+const argmax = (p: ArrayLike<number>) =>
+  Array.from(p).reduce((b, x, i, a) => (x > a[b] ? i : b), 0);
 const COOPERATIVE = new Set(["did-fix", "ack", "confirm-ok", "not-ok"]);
-const TROUBLE = new Set(["failed-fix", "did-something-else", "confused", "refuse", "leave"].map(actId));
+const TROUBLE = new Set(
+  ["failed-fix", "did-something-else", "confused", "refuse", "leave"].map(actId),
+);
 
 describe("calibration against τ² telecom", () => {
   const cal = service.calibration(bench, service.defaultCorpus, Rng.seed(11));
 
   it("every row is within its tolerance", () => {
-    const out = cal.rows.filter((r) => !(Math.abs(r.fitted - r.real) <= r.tolerance)).map((r) => `${r.name}: ${r.fitted.toFixed(3)} vs ${r.real} ± ${r.tolerance}`);
+    const out = cal.rows
+      .filter((r) => !(Math.abs(r.fitted - r.real) <= r.tolerance))
+      .map((r) => `${r.name}: ${r.fitted.toFixed(3)} vs ${r.real} ± ${r.tolerance}`);
     expect(out).toEqual([]);
     expect(cal.rows.length).toBeGreaterThanOrEqual(11);
   });
@@ -83,7 +88,10 @@ describe("the mechanism, before any RL", () => {
         const d = { card, acts };
         expect(bench.turn(d)).toBe("user");
         const best = ACTS[argmax(bench.bayesPredictive(d))].name;
-        expect(COOPERATIVE.has(best), `${s.id} with card ${card.map((c) => ACTS[c].name).join(" ")}: ${best}`).toBe(true);
+        expect(
+          COOPERATIVE.has(best),
+          `${s.id} with card ${card.map((c) => ACTS[c].name).join(" ")}: ${best}`,
+        ).toBe(true);
       }
     }
   });

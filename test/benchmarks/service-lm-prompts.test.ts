@@ -4,7 +4,16 @@
 // labels that are exactly the allowed reply class and distinct, the lab's presets, clear errors off
 // the customer's turn, and the outcome read from text (good and bad text, the module's own words).
 import { describe, expect, it } from "vitest";
-import { ACTS, CARD_ACTS, CLASS, MASK_CLASSES, R, USER_ACTS, actId, replyClass } from "../../src/benchmarks/service/world";
+import {
+  ACTS,
+  CARD_ACTS,
+  CLASS,
+  MASK_CLASSES,
+  R,
+  USER_ACTS,
+  actId,
+  replyClass,
+} from "../../src/benchmarks/service/world";
 import { createService } from "../../src/benchmarks/service/bench";
 import type { Dialogue } from "../../src/benchmarks/types";
 import {
@@ -27,16 +36,36 @@ import { promptKey } from "../../src/lm/types";
 
 const card = [CARD_ACTS[0][2], CARD_ACTS[1][0], CARD_ACTS[2][1]]; // senior, tech-low, stressed
 const acts = (...names: string[]) => names.map(actId);
-const step: Dialogue = { card, acts: acts("ticket:mobile-data", "query-account", "account:ok", "check:apn", "see:apn-bad", "fix:reset-apn") };
-const reassured: Dialogue = { card, acts: acts("ticket:no-service", "check:sim", "see:sim-bad", "reassure") };
-const confirm: Dialogue = { card, acts: acts("ticket:mms", "fix:grant-permission", "did-fix", "confirm") };
+const step: Dialogue = {
+  card,
+  acts: acts(
+    "ticket:mobile-data",
+    "query-account",
+    "account:ok",
+    "check:apn",
+    "see:apn-bad",
+    "fix:reset-apn",
+  ),
+};
+const reassured: Dialogue = {
+  card,
+  acts: acts("ticket:no-service", "check:sim", "see:sim-bad", "reassure"),
+};
+const confirm: Dialogue = {
+  card,
+  acts: acts("ticket:mms", "fix:grant-permission", "did-fix", "confirm"),
+};
 const bench = createService();
 
 describe("persona and transcript", () => {
   it("describes the card (age, tech, mood) in words and refuses other tokens", () => {
     expect(describeCard(card)).toBe("a senior, not at ease with phone settings and stressed");
-    expect(describeCard([CARD_ACTS[0][0], CARD_ACTS[1][1], CARD_ACTS[2][2]])).toBe("young, at ease with phone settings and in a hurry");
-    expect(() => describeCard([CARD_ACTS[1][0], CARD_ACTS[0][0], CARD_ACTS[2][0]])).toThrow(/not a service card age value/);
+    expect(describeCard([CARD_ACTS[0][0], CARD_ACTS[1][1], CARD_ACTS[2][2]])).toBe(
+      "young, at ease with phone settings and in a hurry",
+    );
+    expect(() => describeCard([CARD_ACTS[1][0], CARD_ACTS[0][0], CARD_ACTS[2][0]])).toThrow(
+      /not a service card age value/,
+    );
     expect(() => describeCard([CARD_ACTS[0][0]])).toThrow(/3 tokens/);
   });
 
@@ -66,13 +95,19 @@ describe("Direct and VS prompts", () => {
     const { chat } = directPrompt(step);
     expect(chat.map((m) => m.role)).toEqual(["system", "user"]);
     expect(chat[0].content).toContain("support line");
-    expect(chat[0].content).toContain("you are a senior, not at ease with phone settings and stressed");
+    expect(chat[0].content).toContain(
+      "you are a senior, not at ease with phone settings and stressed",
+    );
     expect(chat[0].content).toContain("Your problem: My mobile data doesn't work.");
-    expect(chat[0].content).toContain("What your phone has shown so far: APN: custom entry, invalid.");
+    expect(chat[0].content).toContain(
+      "What your phone has shown so far: APN: custom entry, invalid.",
+    );
     expect(chat[0].content).not.toContain("whether it works now");
     expect(chat[1].content).toContain(renderTranscript(step));
     expect(chat[1].content).toMatch(/Output ONLY the reply/);
-    expect(directPrompt(confirm).chat[0].content).toContain("You have not looked at any settings yet.");
+    expect(directPrompt(confirm).chat[0].content).toContain(
+      "You have not looked at any settings yet.",
+    );
   });
 
   it("asks whether the phone works exactly when the agent asked to try it", () => {
@@ -95,16 +130,25 @@ describe("Direct and VS prompts", () => {
     expect(() => vsPrompt(step, { k: 0 })).toThrow(/k must be a positive integer/);
     expect(() => vsPrompt(step, { probabilityBelow: 2 })).toThrow(/probabilityBelow/);
     // an answer in the asked-for format parses into its k candidates
-    const answer = JSON.stringify({ responses: [0.5, 0.3, 0.2].map((probability, i) => ({ text: ACTS[USER_ACTS[i]].templates[0], probability })) });
+    const answer = JSON.stringify({
+      responses: [0.5, 0.3, 0.2].map((probability, i) => ({
+        text: ACTS[USER_ACTS[i]].templates[0],
+        probability,
+      })),
+    });
     const parsed = parseVs(answer, { k: 3 });
     expect(parsed.format).toBe("json");
-    expect(parsed.candidates.map((c) => c.text)).toEqual(USER_ACTS.slice(0, 3).map((a) => ACTS[a].templates[0]));
+    expect(parsed.candidates.map((c) => c.text)).toEqual(
+      USER_ACTS.slice(0, 3).map((a) => ACTS[a].templates[0]),
+    );
     expect(parsed.warnings).toEqual([]);
   });
 
   it("the base-model prompt is a third-person transcript ending in 'Customer:'", () => {
     const { text } = baseTextPrompt(confirm);
-    expect(text).toContain("The Customer is a senior, not at ease with phone settings and stressed.");
+    expect(text).toContain(
+      "The Customer is a senior, not at ease with phone settings and stressed.",
+    );
     expect(text).toContain("Customer: Done.");
     expect(text.endsWith("Agent: Could you try now: does it work?\nCustomer:")).toBe(true);
     expect(baseContinuation("  Yes! \n")).toBe(" Yes!");
@@ -118,7 +162,8 @@ describe("Direct and VS prompts", () => {
       [{ card, acts: [...confirm.acts, R["confirm-ok"]] }, /over/],
       [{ card, acts: acts("ticket:mms", "transfer") }, /over/],
     ] as const) {
-      for (const f of [directPrompt, vsPrompt, baseTextPrompt, actLabelPrompt]) expect(() => f(d as Dialogue), f.name).toThrow(why);
+      for (const f of [directPrompt, vsPrompt, baseTextPrompt, actLabelPrompt])
+        expect(() => f(d as Dialogue), f.name).toThrow(why);
       expect(() => directPrompt(d as Dialogue)).toThrow(/not the customer's/);
     }
   });
@@ -153,9 +198,15 @@ describe("act labels", () => {
   });
 
   it("equal dialogues give equal prompt keys, different ones different keys", () => {
-    expect(promptKey(actLabelPrompt(step).prompt)).toBe(promptKey(actLabelPrompt({ card: [...card], acts: [...step.acts] }).prompt));
-    expect(promptKey(actLabelPrompt(step).prompt)).not.toBe(promptKey(actLabelPrompt(confirm).prompt));
-    expect(promptKey(actLabelPrompt(step).prompt)).not.toBe(promptKey(actLabelPrompt({ card: LM_CARDS[0].card, acts: step.acts }).prompt));
+    expect(promptKey(actLabelPrompt(step).prompt)).toBe(
+      promptKey(actLabelPrompt({ card: [...card], acts: [...step.acts] }).prompt),
+    );
+    expect(promptKey(actLabelPrompt(step).prompt)).not.toBe(
+      promptKey(actLabelPrompt(confirm).prompt),
+    );
+    expect(promptKey(actLabelPrompt(step).prompt)).not.toBe(
+      promptKey(actLabelPrompt({ card: LM_CARDS[0].card, acts: step.acts }).prompt),
+    );
   });
 });
 
@@ -174,7 +225,9 @@ describe("the LM lab's presets", () => {
       expect(bench.turn(d), s.id).toBe("user");
       expect(() => directPrompt(d), s.id).not.toThrow();
     }
-    expect(LM_STATES.filter((s) => decisionDue({ card, acts: s.acts.map(actId) })).length).toBeGreaterThanOrEqual(2);
+    expect(
+      LM_STATES.filter((s) => decisionDue({ card, acts: s.acts.map(actId) })).length,
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it("the module's lm part is these functions and presets", () => {
@@ -192,7 +245,14 @@ describe("the LM lab's presets", () => {
 
 describe("the outcome in text: does the phone work?", () => {
   it("reads 'it works' as 1 and 'it does not' or leaving as 0", () => {
-    for (const t of ["Yes, it works now!", "Great, it's working.", "It's fixed, thank you so much!", "Oh! My data is back to normal.", "Yes it works now, thanks, bye!", "No wait, it works now."])
+    for (const t of [
+      "Yes, it works now!",
+      "Great, it's working.",
+      "It's fixed, thank you so much!",
+      "Oh! My data is back to normal.",
+      "Yes it works now, thanks, bye!",
+      "No wait, it works now.",
+    ])
       expect(parseResolved(t), t).toBe(1);
     for (const t of [
       "No, it still doesn't work.",
@@ -227,22 +287,53 @@ describe("the outcome in text: does the phone work?", () => {
     expect(parseResolved(actLabel(R["confirm-ok"]))).toBe(1);
     expect(parseResolved(actLabel(R["not-ok"]))).toBe(0);
     expect(parseResolved(actLabel(R.leave))).toBe(0);
-    for (const a of [R["did-fix"], R["failed-fix"], R["did-something-else"], R.confused, R.refuse, R.ack]) expect(parseResolved(actLabel(a)), ACTS[a].name).toBeNull();
+    for (const a of [
+      R["did-fix"],
+      R["failed-fix"],
+      R["did-something-else"],
+      R.confused,
+      R.refuse,
+      R.ack,
+    ])
+      expect(parseResolved(actLabel(a)), ACTS[a].name).toBeNull();
     // every template, not only the first
     for (const t of ACTS[R["confirm-ok"]].templates) expect(parseResolved(t)).toBe(1);
-    for (const t of [...ACTS[R["not-ok"]].templates, ...ACTS[R.leave].templates]) expect(parseResolved(t)).toBe(0);
+    for (const t of [...ACTS[R["not-ok"]].templates, ...ACTS[R.leave].templates])
+      expect(parseResolved(t)).toBe(0);
   });
 
   it("reads the module's own outcome words: fixed 1, every other end 0", () => {
     const m = benchmarkModule("service");
-    const words = { fixed: 1, "confirmed, not fixed": 0, "transferred (could not be fixed)": 0, "transferred (fixable)": 0, "customer left": 0, "not fixed (out of time)": 0 };
+    const words = {
+      fixed: 1,
+      "confirmed, not fixed": 0,
+      "transferred (could not be fixed)": 0,
+      "transferred (fixable)": 0,
+      "customer left": 0,
+      "not fixed (out of time)": 0,
+    };
     for (const [w, v] of Object.entries(words)) expect(m.lm!.parseOutcome(w), w).toBe(v);
   });
 
   it("compares nothing with real data: a histogram on {0, 1}, the share resolved, no human, KS or L1", () => {
     const c = compareResolved([1, 0, null, 1, 1]);
-    expect(c).toEqual({ amounts: [0, 1], counts: [1, 3], fractions: [0.25, 0.75], human: [], parsed: 4, unparsed: 1, mean: 0.75, ks: null, l1: null });
-    expect(compareResolved([null, null])).toMatchObject({ parsed: 0, unparsed: 2, mean: null, fractions: [0, 0] });
+    expect(c).toEqual({
+      amounts: [0, 1],
+      counts: [1, 3],
+      fractions: [0.25, 0.75],
+      human: [],
+      parsed: 4,
+      unparsed: 1,
+      mean: 0.75,
+      ks: null,
+      l1: null,
+    });
+    expect(compareResolved([null, null])).toMatchObject({
+      parsed: 0,
+      unparsed: 2,
+      mean: null,
+      fractions: [0, 0],
+    });
     expect(() => compareResolved([NaN])).toThrow(/not a number/);
   });
 });

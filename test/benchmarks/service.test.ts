@@ -6,9 +6,24 @@ import { describe, expect, it } from "vitest";
 import { carefulAgent } from "../../src/benchmarks/service/agents";
 import { createService, outcomeOf, playEpisode, reward } from "../../src/benchmarks/service/bench";
 import { meanPassK, passK } from "../../src/benchmarks/service/calibration";
-import { DEFAULT_WORLD, ServiceCorpusSchema, ServiceWorldSchema, service } from "../../src/benchmarks/service/index";
+import {
+  DEFAULT_WORLD,
+  ServiceCorpusSchema,
+  ServiceWorldSchema,
+  service,
+} from "../../src/benchmarks/service/index";
 import { DEFAULT_PARAMS, enumerateTasks } from "../../src/benchmarks/service/population";
-import { ACTS, CLASS, FACTORS, MASK_CLASSES, VOCAB, actId, allResolved, fixLength, type Hidden } from "../../src/benchmarks/service/world";
+import {
+  ACTS,
+  CLASS,
+  FACTORS,
+  MASK_CLASSES,
+  VOCAB,
+  actId,
+  allResolved,
+  fixLength,
+  type Hidden,
+} from "../../src/benchmarks/service/world";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 import { maxZ, sum } from "../stats-helpers";
@@ -29,7 +44,11 @@ function task(intent: number, ...faults: string[]): Hidden {
   }
   return h;
 }
-const dialogue = (hidden: Hidden, ...names: string[]): Dialogue => ({ card: CARD, acts: acts(...names), hidden });
+const dialogue = (hidden: Hidden, ...names: string[]): Dialogue => ({
+  card: CARD,
+  acts: acts(...names),
+  hidden,
+});
 
 describe("episode rules and the device", () => {
   it("the world opens with the ticket, screens and look-ups are its moves, steps go to the customer, and the context holds the longest dialogue", () => {
@@ -38,12 +57,16 @@ describe("episode rules and the device", () => {
     expect(ACTS[bench.envAct!(dialogue(h), Rng.seed(0))].name).toBe("ticket:mobile-data");
     expect(bench.turn(dialogue(h, "ticket:mobile-data"))).toBe("agent");
     expect(bench.turn(dialogue(h, "ticket:mobile-data", "check:apn"))).toBe("env");
-    expect(ACTS[bench.envAct!(dialogue(h, "ticket:mobile-data", "check:apn"), Rng.seed(0))].name).toBe("see:apn-bad");
+    expect(
+      ACTS[bench.envAct!(dialogue(h, "ticket:mobile-data", "check:apn"), Rng.seed(0))].name,
+    ).toBe("see:apn-bad");
     expect(bench.turn(dialogue(h, "ticket:mobile-data", "fix:reset-apn"))).toBe("user");
     expect(bench.turn(dialogue(h, "ticket:mobile-data", "account:refuel-data"))).toBe("env");
     expect(bench.turn(dialogue(h, "ticket:mobile-data", "transfer"))).toBe("done");
     expect(bench.turn(dialogue(h, "ticket:mobile-data", "fix:reset-apn", "leave"))).toBe("done");
-    expect(bench.userClass(dialogue(h, "ticket:mobile-data", "fix:reset-apn"))).toBe(CLASS.fixReply);
+    expect(bench.userClass(dialogue(h, "ticket:mobile-data", "fix:reset-apn"))).toBe(
+      CLASS.fixReply,
+    );
     expect(bench.userClass(dialogue(h, "ticket:mobile-data", "check:apn"))).toBe(CLASS.env);
     // maxExchanges agent turns, then done; the longest dialogue fits the context
     const d = dialogue(h, "ticket:mobile-data");
@@ -62,28 +85,73 @@ describe("episode rules and the device", () => {
     const h = task(1, "apn=broken");
     const base = ["ticket:mobile-data", "fix:reboot", "did-fix", "fix:reset-apn", "did-fix"];
     expect(allResolved(h, acts(...base))).toBe(false);
-    expect(ACTS[bench.envAct!(dialogue(h, ...base, "check:apn"), Rng.seed(0))].name).toBe("see:apn-bad");
+    expect(ACTS[bench.envAct!(dialogue(h, ...base, "check:apn"), Rng.seed(0))].name).toBe(
+      "see:apn-bad",
+    );
     const fixed = [...base, "fix:reboot", "did-fix"];
     expect(allResolved(h, acts(...fixed))).toBe(true);
-    expect(ACTS[bench.envAct!(dialogue(h, ...fixed, "check:apn"), Rng.seed(0))].name).toBe("see:apn-ok");
+    expect(ACTS[bench.envAct!(dialogue(h, ...fixed, "check:apn"), Rng.seed(0))].name).toBe(
+      "see:apn-ok",
+    );
     // a step the customer failed changes nothing
-    expect(allResolved(h, acts("ticket:mobile-data", "fix:reset-apn", "failed-fix", "fix:reboot", "did-fix"))).toBe(false);
+    expect(
+      allResolved(
+        h,
+        acts("ticket:mobile-data", "fix:reset-apn", "failed-fix", "fix:reboot", "did-fix"),
+      ),
+    ).toBe(false);
     expect(fixLength(h)).toBe(2);
   });
 
   it("an overdue bill: only the look-up shows it, and it needs request, payment, resume and restart in that order", () => {
     const h = task(0, "account=bill-overdue");
-    expect(ACTS[bench.envAct!(dialogue(h, "ticket:no-service", "query-account"), Rng.seed(0))].name).toBe("account:bill-overdue");
-    const plan = ["ticket:no-service", "account:request-payment", "done", "fix:pay-bill", "did-fix", "account:resume-line", "done", "fix:reboot", "did-fix"];
+    expect(
+      ACTS[bench.envAct!(dialogue(h, "ticket:no-service", "query-account"), Rng.seed(0))].name,
+    ).toBe("account:bill-overdue");
+    const plan = [
+      "ticket:no-service",
+      "account:request-payment",
+      "done",
+      "fix:pay-bill",
+      "did-fix",
+      "account:resume-line",
+      "done",
+      "fix:reboot",
+      "did-fix",
+    ];
     expect(allResolved(h, acts(...plan))).toBe(true);
-    expect(ACTS[bench.envAct!(dialogue(h, ...plan, "query-account"), Rng.seed(0))].name).toBe("account:ok");
-    expect(allResolved(h, acts("ticket:no-service", "fix:pay-bill", "did-fix", "account:request-payment", "done", "account:resume-line", "done", "fix:reboot", "did-fix"))).toBe(false);
+    expect(ACTS[bench.envAct!(dialogue(h, ...plan, "query-account"), Rng.seed(0))].name).toBe(
+      "account:ok",
+    );
+    expect(
+      allResolved(
+        h,
+        acts(
+          "ticket:no-service",
+          "fix:pay-bill",
+          "did-fix",
+          "account:request-payment",
+          "done",
+          "account:resume-line",
+          "done",
+          "fix:reboot",
+          "did-fix",
+        ),
+      ),
+    ).toBe(false);
     expect(fixLength(h)).toBe(2); // pay and restart
   });
 
   it("reward: 1 for a confirmed fix or a transfer of what cannot be fixed, 0 otherwise; outcomes in words", () => {
     const h = task(0, "airplane=on");
-    const fixed = dialogue(h, "ticket:no-service", "fix:toggle-airplane", "did-fix", "confirm", "confirm-ok");
+    const fixed = dialogue(
+      h,
+      "ticket:no-service",
+      "fix:toggle-airplane",
+      "did-fix",
+      "confirm",
+      "confirm-ok",
+    );
     expect(reward(fixed)).toBe(1);
     expect(bench.success(fixed)).toBe(true);
     expect(outcomeOf(fixed)).toBe("fixed");
@@ -97,20 +165,58 @@ describe("episode rules and the device", () => {
     expect(reward(dialogue(h, "ticket:no-service", "transfer"))).toBe(0);
     expect(outcomeOf(dialogue(h, "ticket:no-service", "transfer"))).toBe("transferred (fixable)");
     const locked = task(0, "sim=pin-locked", "airplane=on");
-    expect(ACTS[bench.envAct!(dialogue(locked, "ticket:no-service", "check:sim"), Rng.seed(0))].name).toBe("see:sim-locked");
+    expect(
+      ACTS[bench.envAct!(dialogue(locked, "ticket:no-service", "check:sim"), Rng.seed(0))].name,
+    ).toBe("see:sim-locked");
     const t = dialogue(locked, "ticket:no-service", "check:sim", "see:sim-locked", "transfer");
     expect(reward(t)).toBe(1);
     expect(outcomeOf(t)).toBe("transferred (could not be fixed)");
-    expect(reward(dialogue(locked, "ticket:no-service", "fix:toggle-airplane", "did-fix", "confirm", "confirm-ok"))).toBe(0);
-    expect(outcomeOf(dialogue(h, "ticket:no-service", "fix:toggle-airplane", "leave"))).toBe("customer left");
+    expect(
+      reward(
+        dialogue(
+          locked,
+          "ticket:no-service",
+          "fix:toggle-airplane",
+          "did-fix",
+          "confirm",
+          "confirm-ok",
+        ),
+      ),
+    ).toBe(0);
+    expect(outcomeOf(dialogue(h, "ticket:no-service", "fix:toggle-airplane", "leave"))).toBe(
+      "customer left",
+    );
   });
 
   it("render names the speaker of every act: agent, customer, or the world", () => {
     const h = task(1, "data=off");
-    const lines = bench.render(dialogue(h, "ticket:mobile-data", "check:data", "see:data-bad", "fix:toggle-data", "did-fix", "confirm", "confirm-ok"), Rng.seed(2));
-    expect(lines.map((l) => l.speaker)).toEqual(["env", "agent", "env", "agent", "user", "agent", "user"]);
+    const lines = bench.render(
+      dialogue(
+        h,
+        "ticket:mobile-data",
+        "check:data",
+        "see:data-bad",
+        "fix:toggle-data",
+        "did-fix",
+        "confirm",
+        "confirm-ok",
+      ),
+      Rng.seed(2),
+    );
+    expect(lines.map((l) => l.speaker)).toEqual([
+      "env",
+      "agent",
+      "env",
+      "agent",
+      "user",
+      "agent",
+      "user",
+    ]);
     for (const l of lines) expect(l.text.length).toBeGreaterThan(0);
-    for (const a of ACTS.slice(1)) expect(a.templates.length).toBeGreaterThanOrEqual(a.kind === "agent" || a.kind === "user" ? 2 : 1);
+    for (const a of ACTS.slice(1))
+      expect(a.templates.length).toBeGreaterThanOrEqual(
+        a.kind === "agent" || a.kind === "user" ? 2 : 1,
+      );
   });
 });
 
@@ -119,7 +225,8 @@ describe("the human population", () => {
     expect(sum(pop.types.map((t) => t.prior))).toBeCloseTo(1, 12);
     const cards = pop.cardDistribution();
     expect(sum(cards.map((c) => c.p))).toBeCloseTo(1, 12);
-    for (let i = 0; i < 3; i++) expect(sum(enumerateTasks(DEFAULT_PARAMS, i).map((t) => t.p))).toBeCloseTo(1, 12);
+    for (let i = 0; i < 3; i++)
+      expect(sum(enumerateTasks(DEFAULT_PARAMS, i).map((t) => t.p))).toBeCloseTo(1, 12);
     const rng = Rng.seed(1);
     const n = 20000;
     const types = new Array<number>(pop.types.length).fill(0);
@@ -130,7 +237,8 @@ describe("the human population", () => {
       intents[p.hidden![0]]++;
       expect(p.hidden!.slice(1).some((v) => v !== 0)).toBe(true);
     }
-    const chi2 = (counts: number[], p: number[]) => counts.reduce((s, c, i) => s + (c - n * p[i]) ** 2 / (n * p[i]), 0);
+    const chi2 = (counts: number[], p: number[]) =>
+      counts.reduce((s, c, i) => s + (c - n * p[i]) ** 2 / (n * p[i]), 0);
     expect(
       chi2(
         types,
@@ -149,8 +257,16 @@ describe("the human population", () => {
     for (let i = 0; i < 400; i++) {
       const persona = pop.sample(rng);
       // the corpus agent, the careful agent, and a random agent (states no sensible agent reaches)
-      const agent = i % 3 === 0 ? (d: Dialogue) => careful(d) : i % 3 === 1 ? (d: Dialogue, r: Rng) => MASK_CLASSES[CLASS.agent].allowed[r.int(MASK_CLASSES[CLASS.agent].allowed.length)] : undefined;
-      const d = agent ? playEpisode(bench, persona, agent, rng) : service.corpusDialogue(bench, service.defaultCorpus, rng);
+      const agent =
+        i % 3 === 0
+          ? (d: Dialogue) => careful(d)
+          : i % 3 === 1
+            ? (d: Dialogue, r: Rng) =>
+                MASK_CLASSES[CLASS.agent].allowed[r.int(MASK_CLASSES[CLASS.agent].allowed.length)]
+            : undefined;
+      const d = agent
+        ? playEpisode(bench, persona, agent, rng)
+        : service.corpusDialogue(bench, service.defaultCorpus, rng);
       for (let j = 1; j < d.acts.length; j++) {
         const pre = { card: d.card, acts: d.acts.slice(0, j), hidden: d.hidden };
         if (bench.turn(pre) !== "user") continue;
@@ -162,13 +278,17 @@ describe("the human population", () => {
           checked++;
           if (Math.abs(sum(row) - 1) > 1e-12) bad.push(`sum ${sum(row)}`);
           row.forEach((p, v) => {
-            if (!allowed.has(v) && p !== 0) bad.push(`${ACTS[v].name} outside class ${MASK_CLASSES[cls].name}`);
+            if (!allowed.has(v) && p !== 0)
+              bad.push(`${ACTS[v].name} outside class ${MASK_CLASSES[cls].name}`);
             if (p < 0) bad.push(`negative ${ACTS[v].name}`);
           });
         }
         const pred = bench.bayesPredictive(pre);
         if (Math.abs(sum(pred) - 1) > 1e-12) bad.push(`predictive sums to ${sum(pred)}`);
-        pred.forEach((p, v) => !allowed.has(v) && p !== 0 && bad.push(`predictive: ${ACTS[v].name} outside the class`));
+        pred.forEach(
+          (p, v) =>
+            !allowed.has(v) && p !== 0 && bad.push(`predictive: ${ACTS[v].name} outside the class`),
+        );
       }
     }
     expect(bad.slice(0, 5)).toEqual([]);
@@ -180,12 +300,18 @@ describe("the human population", () => {
     const h = task(1, "data=off");
     for (let z = 0; z < pop.types.length; z++) {
       const before = pop.replyProbs(z, dialogue(h, "ticket:mobile-data", "confirm"));
-      const after = pop.replyProbs(z, dialogue(h, "ticket:mobile-data", "fix:toggle-data", "did-fix", "confirm"));
+      const after = pop.replyProbs(
+        z,
+        dialogue(h, "ticket:mobile-data", "fix:toggle-data", "did-fix", "confirm"),
+      );
       expect(before[actId("confirm-ok")]).toBe(0);
       expect(after[actId("not-ok")]).toBe(0);
     }
     // without the hidden state (a probe state) the phone is marginalised: P(confirm-ok) = P(fixed | acts) × the type's own confirm
-    const seen = { card: CARD, acts: acts("ticket:mobile-data", "fix:toggle-data", "did-fix", "confirm") };
+    const seen = {
+      card: CARD,
+      acts: acts("ticket:mobile-data", "fix:toggle-data", "did-fix", "confirm"),
+    };
     const pFixed = pop.taskPosterior(seen).pFixed;
     expect(pFixed).toBeGreaterThan(0);
     expect(pFixed).toBeLessThan(1);
@@ -193,7 +319,8 @@ describe("the human population", () => {
       const marginal = pop.replyProbs(z, seen);
       const fixed = pop.replyRow(z, seen, 1);
       const broken = pop.replyRow(z, seen, 0);
-      for (let v = 0; v < marginal.length; v++) expect(marginal[v]).toBeCloseTo(pFixed * fixed[v] + (1 - pFixed) * broken[v], 12);
+      for (let v = 0; v < marginal.length; v++)
+        expect(marginal[v]).toBeCloseTo(pFixed * fixed[v] + (1 - pFixed) * broken[v], 12);
     }
   });
 });
@@ -204,23 +331,64 @@ describe("the exact posterior and Bayes predictive", () => {
     const post = flat.humans.posterior({ card: CARD, acts: acts("ticket:mms") });
     DEFAULT_PARAMS.types.forEach((t, z) => expect(post[z]).toBeCloseTo(t.prior, 12));
     // the screen says airplane mode is on: P(on) = 1; nothing else moves but through "≥ 1 fault"
-    const tp = pop.taskPosterior({ card: CARD, acts: acts("ticket:no-service", "check:airplane", "see:airplane-bad") });
+    const tp = pop.taskPosterior({
+      card: CARD,
+      acts: acts("ticket:no-service", "check:airplane", "see:airplane-bad"),
+    });
     expect(tp.marginals[0][1]).toBeCloseTo(1, 12);
     // with airplane mode on, "some fault" holds, so the SIM keeps its prior
-    DEFAULT_PARAMS.faultPrior[0][1].forEach((p, v) => expect(tp.marginals[1][v]).toBeCloseTo(p, 12));
+    DEFAULT_PARAMS.faultPrior[0][1].forEach((p, v) =>
+      expect(tp.marginals[1][v]).toBeCloseTo(p, 12),
+    );
     // a no-service task whose airplane mode, SIM and account are all fine cannot exist: flagged, the screens alone used
-    expect(pop.taskPosterior({ card: CARD, acts: acts("ticket:no-service", "check:airplane", "see:airplane-ok", "check:sim", "see:sim-ok", "query-account", "account:ok") }).consistent).toBe(false);
+    expect(
+      pop.taskPosterior({
+        card: CARD,
+        acts: acts(
+          "ticket:no-service",
+          "check:airplane",
+          "see:airplane-ok",
+          "check:sim",
+          "see:sim-ok",
+          "query-account",
+          "account:ok",
+        ),
+      }).consistent,
+    ).toBe(false);
     // P(fixed) after fixing airplane mode, no-service: the chance that nothing else is broken
     const a = DEFAULT_PARAMS.faultPrior[0];
     const pNothingElse = a[1][0] * a[9][0];
-    const pf = pop.taskPosterior({ card: CARD, acts: acts("ticket:no-service", "check:airplane", "see:airplane-bad", "fix:toggle-airplane", "did-fix", "confirm") }).pFixed;
+    const pf = pop.taskPosterior({
+      card: CARD,
+      acts: acts(
+        "ticket:no-service",
+        "check:airplane",
+        "see:airplane-bad",
+        "fix:toggle-airplane",
+        "did-fix",
+        "confirm",
+      ),
+    }).pFixed;
     expect(pf).toBeCloseTo(pNothingElse, 12);
   });
 
   it("the task posterior's P(fixed) and marginals match enumerating every task", () => {
     const d = {
       card: CARD,
-      acts: acts("ticket:mobile-data", "check:data", "see:data-bad", "fix:toggle-data", "did-fix", "confirm", "not-ok", "query-account", "account:ok", "fix:reset-apn", "did-fix", "confirm"),
+      acts: acts(
+        "ticket:mobile-data",
+        "check:data",
+        "see:data-bad",
+        "fix:toggle-data",
+        "did-fix",
+        "confirm",
+        "not-ok",
+        "query-account",
+        "account:ok",
+        "fix:reset-apn",
+        "did-fix",
+        "confirm",
+      ),
     };
     let z = 0;
     let fixed = 0;
@@ -247,7 +415,8 @@ describe("the exact posterior and Bayes predictive", () => {
     // then keeps asking whether it works (confirm states: the task posterior's P(fixed))
     const card = pop.cardDistribution().reduce((a, b) => (b.p > a.p ? b : a)).card;
     const careful = carefulAgent(DEFAULT_PARAMS.faultPrior, DEFAULT_WORLD.maxExchanges);
-    const confirmer = (d: Dialogue) => (d.acts.length < 2 ? actId("fix:toggle-data") : actId("confirm"));
+    const confirmer = (d: Dialogue) =>
+      d.acts.length < 2 ? actId("fix:toggle-data") : actId("confirm");
     const rng = Rng.seed(9);
     let worst = 0;
     let confirms = 0;
@@ -265,7 +434,15 @@ describe("the exact posterior and Bayes predictive", () => {
           if (bench.turn(pre) !== "user") continue;
           const key = pre.acts.join(",");
           let g = groups.get(key);
-          if (!g) groups.set(key, (g = { d: pre, next: new Array<number>(VOCAB).fill(0), types: new Array<number>(pop.types.length).fill(0) }));
+          if (!g)
+            groups.set(
+              key,
+              (g = {
+                d: pre,
+                next: new Array<number>(VOCAB).fill(0),
+                types: new Array<number>(pop.types.length).fill(0),
+              }),
+            );
           g.next[d.acts[j]]++;
           g.types[persona.type]++;
         }
@@ -273,7 +450,11 @@ describe("the exact posterior and Bayes predictive", () => {
       for (const g of [...groups.values()].filter((x) => sum(x.next) >= 1500)) {
         groupsChecked++;
         if (g.d.acts[g.d.acts.length - 1] === actId("confirm")) confirms++;
-        worst = Math.max(worst, maxZ(g.next, bench.bayesPredictive(g.d)), maxZ(g.types, pop.posterior(g.d)));
+        worst = Math.max(
+          worst,
+          maxZ(g.next, bench.bayesPredictive(g.d)),
+          maxZ(g.types, pop.posterior(g.d)),
+        );
       }
     }
     expect(groupsChecked).toBeGreaterThan(8);
@@ -305,13 +486,22 @@ describe("config sections", () => {
   });
 
   it("rejects unknown keys, wrong types and out-of-range values, naming the path", () => {
-    const issue = (r: { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } }) => {
+    const issue = (r: {
+      success: boolean;
+      error?: { issues: { path: PropertyKey[]; message: string }[] };
+    }) => {
       expect(r.success).toBe(false);
       return r.error!.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     };
-    expect(issue(ServiceWorldSchema.safeParse({ ...DEFAULT_WORLD, maxExchanges: 30 }))).toMatch(/^maxExchanges: /);
-    expect(issue(ServiceWorldSchema.safeParse({ ...DEFAULT_WORLD, cardInformativeness: "high" }))).toMatch(/^cardInformativeness: /);
-    expect(issue(ServiceWorldSchema.safeParse({ ...DEFAULT_WORLD, typePrior: [1, 2] }))).toMatch(/^typePrior: /);
+    expect(issue(ServiceWorldSchema.safeParse({ ...DEFAULT_WORLD, maxExchanges: 30 }))).toMatch(
+      /^maxExchanges: /,
+    );
+    expect(
+      issue(ServiceWorldSchema.safeParse({ ...DEFAULT_WORLD, cardInformativeness: "high" })),
+    ).toMatch(/^cardInformativeness: /);
+    expect(issue(ServiceWorldSchema.safeParse({ ...DEFAULT_WORLD, typePrior: [1, 2] }))).toMatch(
+      /^typePrior: /,
+    );
     expect(issue(ServiceWorldSchema.safeParse({ ...DEFAULT_WORLD, gamma: 3 }))).toMatch(/gamma/);
     expect(issue(ServiceCorpusSchema.safeParse({ dialogues: 0 }))).toMatch(/^dialogues: /);
     expect(() => createService({ ...DEFAULT_PARAMS, maxExchanges: 30 })).toThrow(/context 65 > 64/);

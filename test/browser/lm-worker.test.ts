@@ -3,9 +3,23 @@
 // CI) and on wasm (ORT's wasm served by the app, not a CDN); greedy text and continuation scores
 // equal the plain float64 reference; cancellation across the worker boundary; the tiny embedder.
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import { Comlink, spawnLmWorker, RemoteEmbeddingModel, RemoteLanguageModel, type LmWorkerHandle } from "../../src/app/lib/lm-client";
+import {
+  Comlink,
+  spawnLmWorker,
+  RemoteEmbeddingModel,
+  RemoteLanguageModel,
+  type LmWorkerHandle,
+} from "../../src/app/lib/lm-client";
 import { lmErrorKind } from "../../src/lm/errors";
-import { TINY_EMBEDDER, TINY_LM, TinyGpt2Reference, makeTinyBert, makeTinyGpt2, referenceEmbedding, referenceWordPiece } from "../../src/lm/tiny";
+import {
+  TINY_EMBEDDER,
+  TINY_LM,
+  TinyGpt2Reference,
+  makeTinyBert,
+  makeTinyGpt2,
+  referenceEmbedding,
+  referenceWordPiece,
+} from "../../src/lm/tiny";
 import type { LoadProgress } from "../../src/lm/backend";
 import transformersOrt from "../../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/package.json";
 
@@ -14,7 +28,10 @@ const tiny = makeTinyGpt2();
 const ref = new TinyGpt2Reference(tiny);
 const PROMPT = "Would you donate $5 to Save the Children?";
 
-const workers = new Map<string, { w: LmWorkerHandle; lm: RemoteLanguageModel; progress: LoadProgress[] }>();
+const workers = new Map<
+  string,
+  { w: LmWorkerHandle; lm: RemoteLanguageModel; progress: LoadProgress[] }
+>();
 beforeAll(async () => {
   for (const device of DEVICES) {
     const w = spawnLmWorker(`lm ${device}`);
@@ -35,7 +52,11 @@ describe.each(DEVICES)("tiny LM in a module worker on %s", (device) => {
   it("runs on the requested device and reported its load", () => {
     expect(get().lm.info.device).toBe(device);
     const { progress } = get();
-    expect(progress.some((p) => p.kind === "file" && p.file === "onnx/model.onnx" && p.status === "done")).toBe(true);
+    expect(
+      progress.some(
+        (p) => p.kind === "file" && p.file === "onnx/model.onnx" && p.status === "done",
+      ),
+    ).toBe(true);
     expect(progress.at(-1)).toEqual({ kind: "ready", model: TINY_LM, device });
   });
 
@@ -51,7 +72,9 @@ describe.each(DEVICES)("tiny LM in a module worker on %s", (device) => {
     const conts = [" yes", " No, I would not."];
     const got = await get().lm.score({ text: PROMPT }, conts);
     const p = ref.bpe.encode(PROMPT);
-    conts.forEach((c, i) => expect(got[i].logprob).toBeCloseTo(ref.logprob([...p, ...ref.bpe.encode(c)], p.length), 3));
+    conts.forEach((c, i) =>
+      expect(got[i].logprob).toBeCloseTo(ref.logprob([...p, ...ref.bpe.encode(c)], p.length), 3),
+    );
   });
 });
 
@@ -62,7 +85,9 @@ describe("offline runtime", () => {
     expect(versions.web).toBe(transformersOrt.version);
     const wasm = new URL(versions.wasm!);
     expect(wasm.origin).toBe(location.origin);
-    expect(wasm.pathname).toContain("@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm");
+    expect(wasm.pathname).toContain(
+      "@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm",
+    );
     const res = await fetch(wasm);
     expect(res.ok).toBe(true);
   });
@@ -70,7 +95,11 @@ describe("offline runtime", () => {
   it("loading and running the in-memory models fetched nothing from another origin", async () => {
     for (const { w } of workers.values()) {
       const urls = await w.api.fetchedUrls();
-      expect(urls.filter((u) => !u.startsWith(location.origin) && !u.startsWith("blob:") && !u.startsWith("data:"))).toEqual([]);
+      expect(
+        urls.filter(
+          (u) => !u.startsWith(location.origin) && !u.startsWith("blob:") && !u.startsWith("data:"),
+        ),
+      ).toEqual([]);
     }
   });
 });
@@ -85,7 +114,11 @@ describe("across the worker boundary", () => {
       steps = Math.max(steps, n);
       if (n === 1) controller.abort(); // from the worker's first step: the generation is known to be running
     };
-    const run = lm.generate({ text: "I" }, { maxNewTokens, temperature: 1, seed: 1 }, { signal: controller.signal, onToken });
+    const run = lm.generate(
+      { text: "I" },
+      { maxNewTokens, temperature: 1, seed: 1 },
+      { signal: controller.signal, onToken },
+    );
     const e = await run.then(
       () => null,
       (err: unknown) => err,
@@ -100,10 +133,12 @@ describe("across the worker boundary", () => {
   it("a missing in-memory file is a ModelNotFoundError by name", async () => {
     const { w } = workers.get("wasm")!;
     const { ["onnx/model.onnx"]: _, ...noWeights } = tiny.files;
-    const e = await w.api.loadLanguageModel({ id: "tiny-no-weights", files: noWeights }, { device: "wasm" }).then(
-      () => null,
-      (err: unknown) => err,
-    );
+    const e = await w.api
+      .loadLanguageModel({ id: "tiny-no-weights", files: noWeights }, { device: "wasm" })
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
     expect(lmErrorKind(e)).toBe("model-not-found");
     expect((e as Error).message).toContain("tiny-no-weights");
   });
@@ -111,7 +146,10 @@ describe("across the worker boundary", () => {
   it("the tiny embedder equals the reference mean-pooled normalised BERT", async () => {
     const bert = makeTinyBert();
     const { w } = workers.get("wasm")!;
-    const { handle, info } = await w.api.loadEmbeddingModel({ id: TINY_EMBEDDER, files: bert.files }, { device: "wasm" });
+    const { handle, info } = await w.api.loadEmbeddingModel(
+      { id: TINY_EMBEDDER, files: bert.files },
+      { device: "wasm" },
+    );
     const embedder = new RemoteEmbeddingModel(w.api, handle, info);
     const texts = ["I would like to donate.", "No."];
     const got = await embedder.embed(texts);

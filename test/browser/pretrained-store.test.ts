@@ -25,14 +25,26 @@ describe("the store of pretrained models in the browser", () => {
     await pool.close();
     stored!.nll.forEach((x, i) => expect(Math.abs(x - live.nll[i]), `nll ${i}`).toBeLessThan(1e-5));
     let worst = 0;
-    stored!.checkpoint.tensors.forEach((t, i) => t.data.forEach((x, j) => (worst = Math.max(worst, Math.abs(x - live.checkpoint.tensors[i].data[j])))));
+    stored!.checkpoint.tensors.forEach((t, i) =>
+      t.data.forEach(
+        (x, j) => (worst = Math.max(worst, Math.abs(x - live.checkpoint.tensors[i].data[j]))),
+      ),
+    );
     expect(worst).toBeLessThan(1e-4);
     expect(stored!.checkpoint.optimizer!.step).toBe(live.checkpoint.optimizer!.step);
   });
 
   it("finds no store where there is none", async () => {
     const job: PretrainJob = { kind: "reference", seed: 0 };
-    const found = await lookUp(webPretrainedStore(`${location.origin}/no-such-folder/`), config, job, "wasm");
-    expect(found).toMatchObject({ source: "trained", unavailable: expect.stringMatching(/no-such-folder\/pretrained\/index\.json is missing/) });
+    const found = await lookUp(
+      webPretrainedStore(`${location.origin}/no-such-folder/`),
+      config,
+      job,
+      "wasm",
+    );
+    expect(found).toMatchObject({
+      source: "trained",
+      unavailable: expect.stringMatching(/no-such-folder\/pretrained\/index\.json is missing/),
+    });
   });
 });

@@ -6,15 +6,29 @@
 import { describe, expect, it } from "vitest";
 import { WebWorkerExecutor } from "../../src/app/lib/web-executor";
 import { presetConfig } from "../../src/experiment/presets";
-import { assemblePretrained, pretrainJobs, type PretrainedSet } from "../../src/experiment/pretrain";
+import {
+  assemblePretrained,
+  pretrainJobs,
+  type PretrainedSet,
+} from "../../src/experiment/pretrain";
 import type { SeedMetrics, UnitProgress } from "../../src/experiment/runner";
 import type { Task } from "../../src/experiment/tasks";
 
 const config = presetConfig("persuasion-smoke");
 const STEPS = 12;
 // one condition, one panel member, 12 RL steps: a unit of a few seconds with a progress report per step
-const c = { ...config, conditions: ["single" as const], panel: config.panel.slice(0, 1), rl: { ...config.rl, steps: STEPS, evalEvery: 100 } };
-const unitTask = (pretrained: PretrainedSet): Task => ({ kind: "unit", config: c, pretrained, condition: "single" });
+const c = {
+  ...config,
+  conditions: ["single" as const],
+  panel: config.panel.slice(0, 1),
+  rl: { ...config.rl, steps: STEPS, evalEvery: 100 },
+};
+const unitTask = (pretrained: PretrainedSet): Task => ({
+  kind: "unit",
+  config: c,
+  pretrained,
+  condition: "single",
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -25,7 +39,8 @@ function pretrained(): Promise<PretrainedSet> {
     const pool = new WebWorkerExecutor(1, "wasm");
     try {
       const results = new Map();
-      for (const job of pretrainJobs(c, 0)) results.set(job, await pool.run({ kind: "pretrain", config: c, job }));
+      for (const job of pretrainJobs(c, 0))
+        results.set(job, await pool.run({ kind: "pretrain", config: c, job }));
       return assemblePretrained(c, 0, results);
     } finally {
       await pool.close();
@@ -94,7 +109,9 @@ describe("pause, step and resume inside a worker", () => {
     const window = Math.max(5 * stepMs, 300);
     const last = () => seen.at(-1)!;
     // the step under way when Pause arrived may still report; then progress stops
-    await expect.poll(() => performance.now() - last().at, { timeout: 60_000, interval: 50 }).toBeGreaterThan(window);
+    await expect
+      .poll(() => performance.now() - last().at, { timeout: 60_000, interval: 50 })
+      .toBeGreaterThan(window);
     const paused = last().step;
     expect(finished).toBe(false);
     expect(paused).toBeLessThan(STEPS - 1); // room for Step to show exactly one
@@ -119,7 +136,9 @@ describe("pause, step and resume inside a worker", () => {
     await pool.info(); // the worker is up: the first job's time is the job's own
     const doneAt: number[] = [];
     const t0 = performance.now();
-    const all = jobs.map((job) => pool.run({ kind: "pretrain", config, job }).then(() => void doneAt.push(performance.now())));
+    const all = jobs.map((job) =>
+      pool.run({ kind: "pretrain", config, job }).then(() => void doneAt.push(performance.now())),
+    );
     await pool.pause(); // the first job is on its way to the worker; the other two are queued
     await expect.poll(() => doneAt.length, { timeout: 120_000 }).toBe(1);
     const window = 3 * (doneAt[0] - t0); // a job started meanwhile would have ended within about a third of this

@@ -12,17 +12,25 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], opts: { timeoutMs?: number; stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  opts: { timeoutMs?: number; stdin?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliResult> {
   const timeoutMs = opts.timeoutMs ?? 180_000;
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["bin/collapse-lab.mjs", ...args], { cwd: ROOT, env: { ...process.env, ...opts.env, NO_COLOR: "1", FORCE_COLOR: "0" } });
+    const child = spawn(process.execPath, ["bin/collapse-lab.mjs", ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...opts.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (b) => (stdout += b));
     child.stderr.on("data", (b) => (stderr += b));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      fail(new Error(`collapse-lab ${args.join(" ")} did not finish in ${timeoutMs} ms\n${stderr}`));
+      fail(
+        new Error(`collapse-lab ${args.join(" ")} did not finish in ${timeoutMs} ms\n${stderr}`),
+      );
     }, timeoutMs);
     child.on("error", fail);
     child.on("close", (code) => {

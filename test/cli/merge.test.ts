@@ -1,7 +1,14 @@
 // `collapse-lab merge` through the real command: two runs on seeds 0 and 1 merge into the report of
 // one run on seeds 0–1, to the last digit; parts that could not be one run's (a seed twice, a
 // missing seed, another config or backend) are refused by name, and nothing is written over them.
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +19,18 @@ const tmp = mkdtempSync(join(tmpdir(), "collapse-lab-merge-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 // three cheap conditions (paired differences need `single`), the diagnostics of the first seed
-const SMALL = ["run", "--preset", "persuasion-smoke", "--set", 'conditions=["base","single","vs"]', "--set", "eval.diagnosticSeeds=1", "--parallel", "1", "--quiet"];
+const SMALL = [
+  "run",
+  "--preset",
+  "persuasion-smoke",
+  "--set",
+  'conditions=["base","single","vs"]',
+  "--set",
+  "eval.diagnosticSeeds=1",
+  "--parallel",
+  "1",
+  "--quiet",
+];
 const file = (name: string) => join(tmp, name);
 const read = (name: string) => JSON.parse(readFileSync(file(name), "utf8")) as RunReport;
 /** A copy of a report with one change, for the refusals. */
@@ -31,17 +49,32 @@ describe("collapse-lab merge", () => {
       ["part1.json", "--seeds", "1", "--seed-base", "1"],
     ];
     for (const [out, ...seeds] of runs) {
-      const r = await runCli([...SMALL, ...seeds, "--out", file(out), "--policies", file(out.replace(".json", ".policies"))]);
+      const r = await runCli([
+        ...SMALL,
+        ...seeds,
+        "--out",
+        file(out),
+        "--policies",
+        file(out.replace(".json", ".policies")),
+      ]);
       expect(r.code, r.stderr).toBe(0);
     }
   }, 600_000);
 
   it("makes runs on seeds 0 and 1 the report of one run on seeds 0–1", async () => {
     // given in either order
-    const r = await runCli(["merge", file("part1.json"), file("part0.json"), "--out", file("merged.json")]);
+    const r = await runCli([
+      "merge",
+      file("part1.json"),
+      file("part0.json"),
+      "--out",
+      file("merged.json"),
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("paired differences vs single");
-    expect(r.stderr).toMatch(/2 reports merged \(seeds 0–1; their wall times sum to [\d.]+ s\), written to /);
+    expect(r.stderr).toMatch(
+      /2 reports merged \(seeds 0–1; their wall times sum to [\d.]+ s\), written to /,
+    );
     const merged = read("merged.json");
     const whole = read("whole.json");
     expect(merged.config).toEqual(whole.config);
@@ -57,22 +90,44 @@ describe("collapse-lab merge", () => {
       [0, 1],
       [1, 1],
     ]);
-    expect(merged.timing.totalMs).toBeCloseTo(read("part0.json").timing.totalMs + read("part1.json").timing.totalMs, 6);
+    expect(merged.timing.totalMs).toBeCloseTo(
+      read("part0.json").timing.totalMs + read("part1.json").timing.totalMs,
+      6,
+    );
     expect(merged.timing.units).toHaveLength(6);
   });
 
   it("merges their trained policies into the folder one run would have written, byte for byte", async () => {
-    const r = await runCli(["merge", file("part0.json"), file("part1.json"), "--out", file("merged.json"), "--policies", file("merged.policies")]);
+    const r = await runCli([
+      "merge",
+      file("part0.json"),
+      file("part1.json"),
+      "--out",
+      file("merged.json"),
+      "--policies",
+      file("merged.policies"),
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`6 trained policies written to ${file("merged.policies")}`);
     const names = readdirSync(file("whole.policies")).sort();
     expect(readdirSync(file("merged.policies")).sort()).toEqual(names);
-    for (const name of names) expect(readFileSync(join(file("merged.policies"), name)), name).toEqual(readFileSync(join(file("whole.policies"), name)));
+    for (const name of names)
+      expect(readFileSync(join(file("merged.policies"), name)), name).toEqual(
+        readFileSync(join(file("whole.policies"), name)),
+      );
 
     // a report without its policies folder beside it: named, and nothing written
     copyFileSync(file("part1.json"), file("bare.json"));
     rmSync(file("out.policies"), { recursive: true, force: true });
-    const bare = await runCli(["merge", file("part0.json"), file("bare.json"), "--out", file("out.json"), "--policies", file("out.policies")]);
+    const bare = await runCli([
+      "merge",
+      file("part0.json"),
+      file("bare.json"),
+      "--out",
+      file("out.json"),
+      "--policies",
+      file("out.policies"),
+    ]);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toMatch(/the policies cannot be merged: .*bare\.policies/);
     expect(() => readdirSync(file("out.policies"))).toThrow();
@@ -94,7 +149,10 @@ describe("collapse-lab merge", () => {
     });
     await refused([file("part0.json"), far], /no report ran seeds 1–2 .*consecutive/);
     const gamma = edited("part1.json", "gamma.json", (r) => (r.config.simulator.gamma = 1));
-    await refused([file("part0.json"), gamma], /gamma\.json has another config than .*part0\.json: simulator\.gamma is 1 there/);
+    await refused(
+      [file("part0.json"), gamma],
+      /gamma\.json has another config than .*part0\.json: simulator\.gamma is 1 there/,
+    );
     const gpu = edited("part1.json", "gpu.json", (r) => (r.env.backend = "webgpu"));
     await refused([file("part0.json"), gpu], /gpu\.json ran on webgpu/);
     writeFileSync(file("broken.json"), "{ not json");
@@ -104,7 +162,13 @@ describe("collapse-lab merge", () => {
 
   it("will not write the merged report over one of its parts", async () => {
     const before = readFileSync(file("part0.json"), "utf8");
-    const r = await runCli(["merge", file("part0.json"), file("part1.json"), "--out", file("part0.json")]);
+    const r = await runCli([
+      "merge",
+      file("part0.json"),
+      file("part1.json"),
+      "--out",
+      file("part0.json"),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("is one of the reports to merge");
     expect(readFileSync(file("part0.json"), "utf8")).toBe(before);

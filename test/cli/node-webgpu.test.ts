@@ -38,7 +38,10 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 async function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<RunReport> {
   const out = join(tmp, `${name}.json`);
-  const r = await runCli(["run", ...CONFIG, ...args, "--quiet", "--out", out], { timeoutMs: RUN_MS, env });
+  const r = await runCli(["run", ...CONFIG, ...args, "--quiet", "--out", out], {
+    timeoutMs: RUN_MS,
+    env,
+  });
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(readFileSync(out, "utf8")) as RunReport;
 }
@@ -52,7 +55,10 @@ function numbers(r: RunReport) {
 describe("collapse-lab run --backend webgpu (Dawn on SwiftShader)", () => {
   let gpu1: RunReport, gpu2: RunReport, wasm: RunReport;
   beforeAll(async () => {
-    expect(existsSync(SWIFTSHADER_ICD), `SwiftShader's Vulkan ICD (Debian package chromium) is missing: ${SWIFTSHADER_ICD}`).toBe(true);
+    expect(
+      existsSync(SWIFTSHADER_ICD),
+      `SwiftShader's Vulkan ICD (Debian package chromium) is missing: ${SWIFTSHADER_ICD}`,
+    ).toBe(true);
     // one after the other: each run keeps both cores busy
     gpu1 = await run("webgpu-1", ["--backend", "webgpu", "--parallel", "1"], SWIFTSHADER);
     gpu2 = await run("webgpu-2", ["--backend", "webgpu", "--parallel", "2"], SWIFTSHADER);
@@ -70,7 +76,10 @@ describe("collapse-lab run --backend webgpu (Dawn on SwiftShader)", () => {
   });
 
   it("demo trains on webgpu too", async () => {
-    const r = await runCli(["demo", "--backend", "webgpu", "--steps", "1", "--json"], { timeoutMs: RUN_MS, env: SWIFTSHADER });
+    const r = await runCli(["demo", "--backend", "webgpu", "--steps", "1", "--json"], {
+      timeoutMs: RUN_MS,
+      env: SWIFTSHADER,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ backend: "webgpu" });
   });
@@ -87,13 +96,25 @@ describe("collapse-lab run --backend webgpu (Dawn on SwiftShader)", () => {
       expect(c.seeds.length).toBe(w.seeds.length);
       c.seeds.forEach((s, j) => {
         const ws = w.seeds[j];
-        for (const k of ["trainSuccess", "heldoutSuccess", "humanSuccess"] as const) expect(Math.abs(s[k] - ws[k]), `${c.id} seed ${s.seed} ${k}`).toBeLessThanOrEqual(EPISODES);
-        expect(Math.abs(s.policyEntropy - ws.policyEntropy), `${c.id} policy entropy`).toBeLessThanOrEqual(NATS);
+        for (const k of ["trainSuccess", "heldoutSuccess", "humanSuccess"] as const)
+          expect(Math.abs(s[k] - ws[k]), `${c.id} seed ${s.seed} ${k}`).toBeLessThanOrEqual(
+            EPISODES,
+          );
+        expect(
+          Math.abs(s.policyEntropy - ws.policyEntropy),
+          `${c.id} policy entropy`,
+        ).toBeLessThanOrEqual(NATS);
         expect(s.curve.map((p) => p.step)).toEqual(ws.curve.map((p) => p.step));
         s.curve.forEach((p, t) => {
           const q = ws.curve[t];
-          for (const k of ["train", "heldout", "human"] as const) expect(Math.abs(p[k] - q[k]), `${c.id} curve step ${p.step} ${k}`).toBeLessThanOrEqual(EPISODES);
-          expect(Math.abs(p.entropy - q.entropy), `${c.id} curve step ${p.step} entropy`).toBeLessThanOrEqual(NATS);
+          for (const k of ["train", "heldout", "human"] as const)
+            expect(Math.abs(p[k] - q[k]), `${c.id} curve step ${p.step} ${k}`).toBeLessThanOrEqual(
+              EPISODES,
+            );
+          expect(
+            Math.abs(p.entropy - q.entropy),
+            `${c.id} curve step ${p.step} entropy`,
+          ).toBeLessThanOrEqual(NATS);
         });
       });
     });
@@ -101,7 +122,9 @@ describe("collapse-lab run --backend webgpu (Dawn on SwiftShader)", () => {
       for (const k of ["referenceNll", "policyNll"] as const) {
         const w = wasm.pretraining[i][k];
         expect(p[k].length).toBe(w.length);
-        p[k].forEach((x, t) => expect(Math.abs(x - w[t]), `pretraining ${k}[${t}]`).toBeLessThanOrEqual(NATS));
+        p[k].forEach((x, t) =>
+          expect(Math.abs(x - w[t]), `pretraining ${k}[${t}]`).toBeLessThanOrEqual(NATS),
+        );
       }
     });
   });
@@ -112,14 +135,19 @@ describe("collapse-lab with a WebGPU that cannot start", () => {
   const oneClearLine = (r: CliResult) => {
     expect(r.code, r.stderr).toBe(1);
     const line = r.stderr.split("\n").find((l) => l.startsWith("collapse-lab: "));
-    expect(line).toMatch(/^collapse-lab: WebGPU in Node \(Dawn\) could not start: .*VK_ICD_FILENAMES=\S+no-such-icd\.json is a file that does not exist/);
+    expect(line).toMatch(
+      /^collapse-lab: WebGPU in Node \(Dawn\) could not start: .*VK_ICD_FILENAMES=\S+no-such-icd\.json is a file that does not exist/,
+    );
     expect(line).toContain(`VK_ICD_FILENAMES=${SWIFTSHADER_ICD}`);
   };
 
   for (const parallel of ["1", "2"]) {
     it(`run --parallel ${parallel} fails instead of falling back to wasm, and writes no report`, async () => {
       const out = join(tmp, `failed-${parallel}.json`);
-      const r = await runCli(["run", ...CONFIG, "--backend", "webgpu", "--parallel", parallel, "--out", out], { env: missing });
+      const r = await runCli(
+        ["run", ...CONFIG, "--backend", "webgpu", "--parallel", parallel, "--out", out],
+        { env: missing },
+      );
       oneClearLine(r);
       expect(r.stdout).toBe(""); // no results table
       expect(existsSync(out)).toBe(false);
@@ -132,10 +160,17 @@ describe("collapse-lab with a WebGPU that cannot start", () => {
 
   it("says so when VK_ICD_FILENAMES is unset, and names SwiftShader's ICD as the way to test without a GPU", () => {
     const m = noAdapterMessage("requestAdapter() returned no adapter", {}, SWIFTSHADER_ICD);
-    if (process.platform !== "linux") return expect(m).toBe("WebGPU in Node (Dawn) could not start: requestAdapter() returned no adapter");
+    if (process.platform !== "linux")
+      return expect(m).toBe(
+        "WebGPU in Node (Dawn) could not start: requestAdapter() returned no adapter",
+      );
     expect(m).toContain("VK_ICD_FILENAMES is unset");
     expect(m).toContain(`VK_ICD_FILENAMES=${SWIFTSHADER_ICD}`);
-    const elsewhere = noAdapterMessage("requestAdapter() returned no adapter", {}, join(tmp, "no-chromium.json"));
+    const elsewhere = noAdapterMessage(
+      "requestAdapter() returned no adapter",
+      {},
+      join(tmp, "no-chromium.json"),
+    );
     expect(elsewhere).toContain("install Debian's chromium package");
   });
 });

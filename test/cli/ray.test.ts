@@ -32,12 +32,17 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
   const dir = mkdtempSync(join(tmpdir(), "ray-cli-"));
   const at = () => ["--address", head.address];
 
-  async function until(id: string, done: (i: RayJobInfo) => boolean, ms = JOB_MS): Promise<RayJobInfo> {
+  async function until(
+    id: string,
+    done: (i: RayJobInfo) => boolean,
+    ms = JOB_MS,
+  ): Promise<RayJobInfo> {
     const end = Date.now() + ms;
     for (;;) {
       const info = await ray.info(id);
       if (done(info)) return info;
-      if (Date.now() > end) throw new Error(`${id} is still ${info.status}:\n${driverLog(head, id).slice(-3000)}`);
+      if (Date.now() > end)
+        throw new Error(`${id} is still ${info.status}:\n${driverLog(head, id).slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
@@ -53,14 +58,31 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
   it(
     "runs persuasion-smoke as a Ray job with the same numbers as a local run; status, logs and fetch work",
     async () => {
-      const local = await runCli(["run", "--preset", "persuasion-smoke", "--quiet", "--out", join(dir, "local.json")], { timeoutMs: JOB_MS });
+      const local = await runCli(
+        ["run", "--preset", "persuasion-smoke", "--quiet", "--out", join(dir, "local.json")],
+        { timeoutMs: JOB_MS },
+      );
       expect(local.code, local.stderr).toBe(0);
 
-      const sub = await runCli(["ray", "submit", ...at(), "--preset", "persuasion-smoke", "--follow", "--out", join(dir, "ray.json")], { timeoutMs: JOB_MS });
+      const sub = await runCli(
+        [
+          "ray",
+          "submit",
+          ...at(),
+          "--preset",
+          "persuasion-smoke",
+          "--follow",
+          "--out",
+          join(dir, "ray.json"),
+        ],
+        { timeoutMs: JOB_MS },
+      );
       expect(sub.code, sub.stderr + sub.stdout).toBe(0);
       const id = sub.stdout.split("\n")[0].trim();
       expect(id).toMatch(/^collapse-lab-persuasion-smoke-/);
-      expect(sub.stderr).toMatch(/uploading the job's working directory|already has this working directory/);
+      expect(sub.stderr).toMatch(
+        /uploading the job's working directory|already has this working directory/,
+      );
       expect(sub.stdout).toContain("train-sim success %"); // the table, from the followed log
       expect(sub.stdout).not.toContain("@@collapse-lab");
 
@@ -82,7 +104,15 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
       const raw = await runCli(["ray", "logs", id, ...at(), "--raw"]);
       expect(raw.stdout).toMatch(/\(unit \w+ seed \d+ pid=\d+\).* @@collapse-lab \{"t":"unit"/); // a unit's curve, from its Ray task
 
-      const fetched = await runCli(["ray", "fetch", id, ...at(), "--out", join(dir, "fetched.json"), "--quiet"]);
+      const fetched = await runCli([
+        "ray",
+        "fetch",
+        id,
+        ...at(),
+        "--out",
+        join(dir, "fetched.json"),
+        "--quiet",
+      ]);
       expect(fetched.code, fetched.stderr).toBe(0);
       expect(parseReport(readFileSync(join(dir, "fetched.json"), "utf8"))).toEqual(b);
     },
@@ -110,11 +140,28 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
         "rl.steps=2",
       ];
       const icd = { VK_ICD_FILENAMES: SWIFTSHADER_ICD };
-      const local = await runCli(["run", ...tiny, "--backend", "webgpu", "--quiet", "--out", join(dir, "local-webgpu.json")], { timeoutMs: JOB_MS, env: icd });
+      const local = await runCli(
+        ["run", ...tiny, "--backend", "webgpu", "--quiet", "--out", join(dir, "local-webgpu.json")],
+        { timeoutMs: JOB_MS, env: icd },
+      );
       expect(local.code, local.stderr).toBe(0);
       // the head has no GPU: the tasks ask for none and find SwiftShader through the job's environment
       const sub = await runCli(
-        ["ray", "submit", ...at(), ...tiny, "--backend", "webgpu", "--task-gpus", "0", "--env", `VK_ICD_FILENAMES=${SWIFTSHADER_ICD}`, "--follow", "--out", join(dir, "ray-webgpu.json")],
+        [
+          "ray",
+          "submit",
+          ...at(),
+          ...tiny,
+          "--backend",
+          "webgpu",
+          "--task-gpus",
+          "0",
+          "--env",
+          `VK_ICD_FILENAMES=${SWIFTSHADER_ICD}`,
+          "--follow",
+          "--out",
+          join(dir, "ray-webgpu.json"),
+        ],
         {
           timeoutMs: JOB_MS,
         },
@@ -133,19 +180,28 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
     "stops a running job: it ends as STOPPED and none of its processes is left",
     async () => {
       // every model pretrained live, so there is time to stop it while its tasks run
-      const sub = await runCli(["ray", "submit", ...at(), "--preset", "persuasion-smoke", "--no-store"]);
+      const sub = await runCli([
+        "ray",
+        "submit",
+        ...at(),
+        "--preset",
+        "persuasion-smoke",
+        "--no-store",
+      ]);
       expect(sub.code, sub.stderr).toBe(0);
       const id = sub.stdout.trim();
       const end = Date.now() + JOB_MS;
       while (head.processes("collapse-lab-ray.mjs task").length === 0) {
-        if (Date.now() > end) throw new Error(`no task of ${id} started:\n${driverLog(head, id).slice(-3000)}`);
+        if (Date.now() > end)
+          throw new Error(`no task of ${id} started:\n${driverLog(head, id).slice(-3000)}`);
         await new Promise((r) => setTimeout(r, 500));
       }
       const stop = await runCli(["ray", "stop", id, ...at()]);
       expect(stop.code, stop.stderr).toBe(0);
       expect(stop.stdout).toContain(`${id}: STOPPED`);
       const gone = Date.now() + 60_000;
-      while (head.processes("collapse-lab-ray.mjs").length > 0 && Date.now() < gone) await new Promise((r) => setTimeout(r, 500));
+      while (head.processes("collapse-lab-ray.mjs").length > 0 && Date.now() < gone)
+        await new Promise((r) => setTimeout(r, 500));
       expect(head.processes("collapse-lab-ray.mjs")).toEqual([]);
       expect((await ray.info(id)).status).toBe("STOPPED");
       const again = await runCli(["ray", "stop", id, ...at()]);
@@ -158,11 +214,25 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
     "a crashing task fails the job with its cause",
     async () => {
       // 16 MB of heap is too little for a task: Node dies with "heap out of memory"
-      const sub = await runCli(["ray", "submit", ...at(), "--preset", "persuasion-smoke", "--task-heap-mb", "16", "--follow"], { timeoutMs: JOB_MS });
+      const sub = await runCli(
+        [
+          "ray",
+          "submit",
+          ...at(),
+          "--preset",
+          "persuasion-smoke",
+          "--task-heap-mb",
+          "16",
+          "--follow",
+        ],
+        { timeoutMs: JOB_MS },
+      );
       expect(sub.code).toBe(1);
       const id = sub.stdout.split("\n")[0].trim();
       expect(sub.stderr).toContain(`${id}: FAILED`);
-      expect(sub.stderr).toMatch(/cause: the task .* crashed: node (was killed by signal \d+|exited with code \d+): .*(heap|memory)/i);
+      expect(sub.stderr).toMatch(
+        /cause: the task .* crashed: node (was killed by signal \d+|exited with code \d+): .*(heap|memory)/i,
+      );
       const status = await runCli(["ray", "status", id, ...at()]);
       expect(status.stdout).toMatch(/cause: the task .* crashed/);
       const fetched = await runCli(["ray", "fetch", id, ...at(), "--out", join(dir, "none.json")]);
@@ -180,13 +250,22 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
       const config = validateConfig(presetConfig("persuasion-smoke"));
       // as a client of another version might send it: not valid here
       const bad = { ...config, seeds: 0 } as ExperimentConfig;
-      const badId = await ray.submit(runSubmission({ config: bad, backend: "wasm", preset: "persuasion-smoke" }, pkg.uri));
-      const gpuId = await ray.submit(runSubmission({ config, backend: "webgpu", preset: "persuasion-smoke" }, pkg.uri));
-      for (const id of [badId, gpuId]) expect((await until(id, (i) => isTerminal(i.status))).status).toBe("FAILED");
+      const badId = await ray.submit(
+        runSubmission({ config: bad, backend: "wasm", preset: "persuasion-smoke" }, pkg.uri),
+      );
+      const gpuId = await ray.submit(
+        runSubmission({ config, backend: "webgpu", preset: "persuasion-smoke" }, pkg.uri),
+      );
+      for (const id of [badId, gpuId])
+        expect((await until(id, (i) => isTerminal(i.status))).status).toBe("FAILED");
       const bs = await runCli(["ray", "status", badId, ...at()]);
-      expect(bs.stdout).toMatch(/cause: the experiment's config is invalid on the cluster: .*seeds/);
+      expect(bs.stdout).toMatch(
+        /cause: the experiment's config is invalid on the cluster: .*seeds/,
+      );
       const gs = await runCli(["ray", "status", gpuId, ...at()]);
-      expect(gs.stdout).toMatch(/cause: the cluster has 2 CPU\(s\) and 0 GPU\(s\); a task asks for 1 CPU\(s\) and 1 GPU\(s\).*webgpu asks for a GPU/);
+      expect(gs.stdout).toMatch(
+        /cause: the cluster has 2 CPU\(s\) and 0 GPU\(s\); a task asks for 1 CPU\(s\) and 1 GPU\(s\).*webgpu asks for a GPU/,
+      );
     },
     JOB_MS,
   );
@@ -206,13 +285,31 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
       expect(info.status).toBe("FAILED");
 
       // a job that logs metrics as SCOPE does, among other lines
-      const lines = ['{"step": 1, "data": {"rollout/raw_reward": 0.25}}', "some other line", '{"step": 2, "data": {"rollout/raw_reward": 0.5}}', "{broken"];
+      const lines = [
+        '{"step": 1, "data": {"rollout/raw_reward": 0.25}}',
+        "some other line",
+        '{"step": 2, "data": {"rollout/raw_reward": 0.5}}',
+        "{broken",
+      ];
       const script = `import json\nfor l in ${JSON.stringify(lines)}: print(l, flush=True)`;
-      const logId = await ray.submit({ entrypoint: `python -c '${script.replace(/'/g, "'\\''")}'` });
+      const logId = await ray.submit({
+        entrypoint: `python -c '${script.replace(/'/g, "'\\''")}'`,
+      });
       expect((await until(logId, (i) => isTerminal(i.status))).status).toBe("SUCCEEDED");
-      const m = await runCli(["ray", "scope-metrics", "--job", logId, ...at(), "--curves", "--json"]);
+      const m = await runCli([
+        "ray",
+        "scope-metrics",
+        "--job",
+        logId,
+        ...at(),
+        "--curves",
+        "--json",
+      ]);
       expect(m.code, m.stderr).toBe(0);
-      const read = JSON.parse(m.stdout) as { series: Record<string, { step: number; value: number }[]>; malformed: number };
+      const read = JSON.parse(m.stdout) as {
+        series: Record<string, { step: number; value: number }[]>;
+        malformed: number;
+      };
       expect(read.series.reward).toEqual([
         { step: 1, value: 0.25 },
         { step: 2, value: 0.5 },
@@ -226,13 +323,29 @@ describe.skipIf(RAY_MISSING)("collapse-lab ray, on a real Ray head", () => {
     const noAddr = await runCli(["ray", "status", "x"]);
     expect(noAddr.code).toBe(2);
     expect(noAddr.stderr).toMatch(/give the Ray dashboard's address/);
-    const badSet = await runCli(["ray", "submit", ...at(), "--preset", "persuasion-smoke", "--set", "rl.steps=-3"]);
+    const badSet = await runCli([
+      "ray",
+      "submit",
+      ...at(),
+      "--preset",
+      "persuasion-smoke",
+      "--set",
+      "rl.steps=-3",
+    ]);
     expect(badSet.code).toBe(2);
     expect(badSet.stderr).toMatch(/rl\.steps/);
     const unknown = await runCli(["ray", "status", "no-such-job", ...at()]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/not found \(404\)/);
-    const early = await runCli(["ray", "submit", ...at(), "--preset", "persuasion-smoke", "--out", "x.json"]);
+    const early = await runCli([
+      "ray",
+      "submit",
+      ...at(),
+      "--preset",
+      "persuasion-smoke",
+      "--out",
+      "x.json",
+    ]);
     expect(early.code).toBe(2);
     expect(early.stderr).toMatch(/--out needs --follow/);
   });

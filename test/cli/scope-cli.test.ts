@@ -12,11 +12,14 @@ import { presetConfig } from "../../src/experiment/presets";
 class UsageError extends Error {}
 
 function program(): Command {
-  const ray = new Command("ray").exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  const ray = new Command("ray")
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, writeOut: () => {} });
   registerScopeCommands(ray, {
     integer: (min) => (v) => {
       const n = Number(v);
-      if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer ≥ ${min}, got "${v}"`);
+      if (!Number.isInteger(n) || n < min)
+        throw new InvalidArgumentError(`expected an integer ≥ ${min}, got "${v}"`);
       return n;
     },
     collect: (v, prev) => [...prev, v],
@@ -44,7 +47,16 @@ afterEach(() => vi.restoreAllMocks());
 
 describe("ray scope-command", () => {
   it("prints the command line of a condition, with notes on stderr", async () => {
-    const { stdout, stderr } = await ray("scope-command", "--condition", "vs", "--no-model-args-script", "--no-training-args", "--no-eval-config", "--seed", "4");
+    const { stdout, stderr } = await ray(
+      "scope-command",
+      "--condition",
+      "vs",
+      "--no-model-args-script",
+      "--no-training-args",
+      "--no-eval-config",
+      "--seed",
+      "4",
+    );
     expect(stdout).toBe(
       "python3 -m train_p4g_slime --hf-checkpoint /models/Qwen3-4B-Instruct-2507 --ref-load /models/Qwen3-4B-Instruct-2507_torch_dist " +
         "--save results/collapse-lab/p4g-vs-seed4/checkpoints --trajectory-output-dir results/collapse-lab/p4g-vs-seed4/trajectories " +
@@ -80,7 +92,9 @@ describe("ray scope-command", () => {
     );
     expect(stdout).toContain("--pool-size 10 --pool-save-interval 16 --pool-selection latest");
     expect(stdout).toContain("--hf-checkpoint '/mnt/my models/Qwen3-4B-Instruct-2507'");
-    expect(stdout).toContain("--actor-num-gpus-per-node 2 --colocate --offload-rollout --offload-train --sglang-config configs/sglang/cotrain_2plus2.yaml");
+    expect(stdout).toContain(
+      "--actor-num-gpus-per-node 2 --colocate --offload-rollout --offload-train --sglang-config configs/sglang/cotrain_2plus2.yaml",
+    );
     expect(stdout.trimEnd().endsWith("--use-wandb --wandb-group 'a b'")).toBe(true);
   });
 
@@ -111,21 +125,57 @@ describe("ray scope-command", () => {
       "--set",
       "ensemble.members=[]",
     );
-    const body = JSON.parse(stdout) as { entrypoint: string; runtime_env: unknown; metadata: Record<string, string> };
-    expect(body.entrypoint).toContain("--usim-fixed-opponent-model m1,m2 --usim-fixed-opponent-base-url http://a/v1,http://b/v1 --usim-fixed-opponent-api-key-var KA,KB");
-    expect(body.runtime_env).toEqual({ working_dir: "/opt/scope", env_vars: { PYTHONPATH: "/root/Megatron-LM/", CUDA_DEVICE_MAX_CONNECTIONS: "1", NCCL_NVLS_ENABLE: "1" } });
-    expect(body.metadata).toEqual({ tool: "collapse-lab", kind: "scope", benchmark: "p4g", condition: "ensemble", seed: String(presetConfig("persuasion-paper").seedBase), module: "train_p4g_slime" }); // the default preset's first seed
+    const body = JSON.parse(stdout) as {
+      entrypoint: string;
+      runtime_env: unknown;
+      metadata: Record<string, string>;
+    };
+    expect(body.entrypoint).toContain(
+      "--usim-fixed-opponent-model m1,m2 --usim-fixed-opponent-base-url http://a/v1,http://b/v1 --usim-fixed-opponent-api-key-var KA,KB",
+    );
+    expect(body.runtime_env).toEqual({
+      working_dir: "/opt/scope",
+      env_vars: {
+        PYTHONPATH: "/root/Megatron-LM/",
+        CUDA_DEVICE_MAX_CONNECTIONS: "1",
+        NCCL_NVLS_ENABLE: "1",
+      },
+    });
+    expect(body.metadata).toEqual({
+      tool: "collapse-lab",
+      kind: "scope",
+      benchmark: "p4g",
+      condition: "ensemble",
+      seed: String(presetConfig("persuasion-paper").seedBase),
+      module: "train_p4g_slime",
+    }); // the default preset's first seed
   });
 
   it("usage errors name the problem", async () => {
-    await expect(ray("scope-command", "--condition", "bogus")).rejects.toThrow(/unknown condition "bogus"; conditions: base, single/);
-    await expect(ray("scope-command", "--condition", "base")).rejects.toThrow(/scope-command: condition base: .*eval_base\.sh/);
-    await expect(ray("scope-command", "--condition", "vs", "--preset", "nope")).rejects.toThrow(/unknown preset "nope"/);
-    await expect(ray("scope-command", "--condition", "vs", "--set", "vs.k=0")).rejects.toThrow(/vs\.k/);
-    await expect(ray("scope-command", "--condition", "ensemble", "--ensemble-model", "m1")).rejects.toThrow(/1 --ensemble-model, 0 --ensemble-base-url and 0 --ensemble-key-var/);
-    await expect(ray("scope-command", "--condition", "single", "--env", "NOEQUALS")).rejects.toThrow(/--env "NOEQUALS": expected NAME=value/);
-    await expect(ray("scope-command", "--condition", "cotrain", "--preset", "service-paper")).rejects.toThrow(/cotrain\.reward "adversarial"/);
-    await expect(ray("scope-command", "--condition", "single", "--gpus", "0")).rejects.toThrow(/expected an integer ≥ 1/);
+    await expect(ray("scope-command", "--condition", "bogus")).rejects.toThrow(
+      /unknown condition "bogus"; conditions: base, single/,
+    );
+    await expect(ray("scope-command", "--condition", "base")).rejects.toThrow(
+      /scope-command: condition base: .*eval_base\.sh/,
+    );
+    await expect(ray("scope-command", "--condition", "vs", "--preset", "nope")).rejects.toThrow(
+      /unknown preset "nope"/,
+    );
+    await expect(ray("scope-command", "--condition", "vs", "--set", "vs.k=0")).rejects.toThrow(
+      /vs\.k/,
+    );
+    await expect(
+      ray("scope-command", "--condition", "ensemble", "--ensemble-model", "m1"),
+    ).rejects.toThrow(/1 --ensemble-model, 0 --ensemble-base-url and 0 --ensemble-key-var/);
+    await expect(
+      ray("scope-command", "--condition", "single", "--env", "NOEQUALS"),
+    ).rejects.toThrow(/--env "NOEQUALS": expected NAME=value/);
+    await expect(
+      ray("scope-command", "--condition", "cotrain", "--preset", "service-paper"),
+    ).rejects.toThrow(/cotrain\.reward "adversarial"/);
+    await expect(ray("scope-command", "--condition", "single", "--gpus", "0")).rejects.toThrow(
+      /expected an integer ≥ 1/,
+    );
   });
 });
 
@@ -147,15 +197,24 @@ describe("ray scope-metrics", () => {
     const { stdout } = await ray("scope-metrics", file);
     const lines = stdout.split("\n");
     expect(lines[0]).toMatch(/^metric\s+points\s+first step\s+last step\s+last value$/);
-    expect(lines.find((l) => l.startsWith("rollout/raw_reward/mean"))).toMatch(/^rollout\/raw_reward\/mean\s+2\s+0\s+16\s+0\.5000$/);
-    expect(lines.find((l) => l.startsWith("eval/p4g_test_haiku"))).toMatch(/\s+1\s+16\s+16\s+0\.1250$/);
-    expect(stdout).toContain("2 records read; 2 malformed lines skipped (1 not JSON, 1 without a valid step, 0 without a data object)");
+    expect(lines.find((l) => l.startsWith("rollout/raw_reward/mean"))).toMatch(
+      /^rollout\/raw_reward\/mean\s+2\s+0\s+16\s+0\.5000$/,
+    );
+    expect(lines.find((l) => l.startsWith("eval/p4g_test_haiku"))).toMatch(
+      /\s+1\s+16\s+16\s+0\.1250$/,
+    );
+    expect(stdout).toContain(
+      "2 records read; 2 malformed lines skipped (1 not JSON, 1 without a valid step, 0 without a data object)",
+    );
     expect(stdout).toContain("1 other log line ignored");
   });
 
   it("--json --curves: the series under collapse-lab's names and the counts", async () => {
     const { stdout } = await ray("scope-metrics", file, "--json", "--curves");
-    const m = JSON.parse(stdout) as { series: Record<string, { step: number; value: number }[]>; malformed: number };
+    const m = JSON.parse(stdout) as {
+      series: Record<string, { step: number; value: number }[]>;
+      malformed: number;
+    };
     expect(Object.keys(m.series).sort()).toEqual(["entropy", "eval/p4g_test_haiku", "reward"]);
     expect(m.series.reward).toEqual([
       { step: 0, value: 0.25 },
@@ -165,6 +224,8 @@ describe("ray scope-metrics", () => {
   });
 
   it("a missing file is a usage error", async () => {
-    await expect(ray("scope-metrics", join(dir, "nope.jsonl"))).rejects.toThrow(/scope-metrics: cannot read .*nope\.jsonl: ENOENT/);
+    await expect(ray("scope-metrics", join(dir, "nope.jsonl"))).rejects.toThrow(
+      /scope-metrics: cannot read .*nope\.jsonl: ENOENT/,
+    );
   });
 });

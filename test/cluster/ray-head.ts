@@ -12,7 +12,8 @@ export const RAY_BIN = join(ROOT, ".ray/venv/bin");
 export const HAVE_RAY = existsSync(join(RAY_BIN, "ray"));
 export const REQUIRE_RAY = process.env.COLLAPSE_LAB_REQUIRE_RAY === "1";
 /** Why the Ray tests skip here ("" when they run). */
-export const RAY_MISSING = HAVE_RAY || REQUIRE_RAY ? "" : "Ray is not installed (bash scripts/ray.sh)";
+export const RAY_MISSING =
+  HAVE_RAY || REQUIRE_RAY ? "" : "Ray is not installed (bash scripts/ray.sh)";
 
 /** n distinct free ports: every listener stays open until all are chosen, so the OS cannot hand out one port twice. */
 async function freePorts(n: number): Promise<number[]> {
@@ -43,13 +44,32 @@ export interface RayHead {
 }
 
 /** PATH with the venv first: the job's entrypoint runs `python` from the head's environment. */
-export const rayEnv = (): NodeJS.ProcessEnv => ({ ...process.env, PATH: `${RAY_BIN}:${process.env.PATH ?? ""}`, RAY_USAGE_STATS_ENABLED: "0", RAY_ADDRESS: "", RAY_API_SERVER_ADDRESS: "" });
+export const rayEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  PATH: `${RAY_BIN}:${process.env.PATH ?? ""}`,
+  RAY_USAGE_STATS_ENABLED: "0",
+  RAY_ADDRESS: "",
+  RAY_API_SERVER_ADDRESS: "",
+});
 
 export async function startRayHead(opts: { cpus?: number } = {}): Promise<RayHead> {
-  if (!HAVE_RAY) throw new Error(`Ray is required here (COLLAPSE_LAB_REQUIRE_RAY=1) but ${join(RAY_BIN, "ray")} is missing: run bash scripts/ray.sh`);
+  if (!HAVE_RAY)
+    throw new Error(
+      `Ray is required here (COLLAPSE_LAB_REQUIRE_RAY=1) but ${join(RAY_BIN, "ray")} is missing: run bash scripts/ray.sh`,
+    );
   const tempDir = mkdtempSync("/tmp/rayt-"); // Ray's socket paths must stay short
   const ports = await freePorts(9);
-  const [gcs, dashboard, agentHttp, agentGrpc, envAgent, metrics, client, nodeManager, objectManager] = ports;
+  const [
+    gcs,
+    dashboard,
+    agentHttp,
+    agentGrpc,
+    envAgent,
+    metrics,
+    client,
+    nodeManager,
+    objectManager,
+  ] = ports;
   const args = [
     "start",
     "--head",
@@ -70,7 +90,10 @@ export async function startRayHead(opts: { cpus?: number } = {}): Promise<RayHea
     `--object-manager-port=${objectManager}`,
     `--temp-dir=${tempDir}`,
   ];
-  const child: ChildProcess = spawn(join(RAY_BIN, "ray"), args, { env: rayEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn(join(RAY_BIN, "ray"), args, {
+    env: rayEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout!.on("data", (b) => (out += b));
   child.stderr!.on("data", (b) => (out += b));
@@ -120,7 +143,9 @@ export async function startRayHead(opts: { cpus?: number } = {}): Promise<RayHea
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`the Ray head did not answer at ${address} within 180 s:\n${out.slice(-3000)}`);
+      throw new Error(
+        `the Ray head did not answer at ${address} within 180 s:\n${out.slice(-3000)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -130,7 +155,9 @@ export async function startRayHead(opts: { cpus?: number } = {}): Promise<RayHea
 /** The log of a job's driver, straight from the head's folder (for messages when a test fails). */
 export function driverLog(head: RayHead, id: string): string {
   try {
-    const dir = execFileSync("find", [head.tempDir, "-name", `job-driver-${id}.log`], { encoding: "utf8" })
+    const dir = execFileSync("find", [head.tempDir, "-name", `job-driver-${id}.log`], {
+      encoding: "utf8",
+    })
       .trim()
       .split("\n")[0];
     return dir ? readFileSync(dir, "utf8") : "";

@@ -8,21 +8,31 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { applySet, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
-import { scopeJob, scopeJobs, ScopeLaunchError, shellJoin, shellQuote } from "../../src/cluster/scope/launch";
+import {
+  scopeJob,
+  scopeJobs,
+  ScopeLaunchError,
+  shellJoin,
+  shellQuote,
+} from "../../src/cluster/scope/launch";
 
 const paper = presetConfig("persuasion-paper");
-const withSets = (c: ExperimentConfig, ...sets: string[]) => validateConfig(sets.reduce<unknown>(applySet, c));
+const withSets = (c: ExperimentConfig, ...sets: string[]) =>
+  validateConfig(sets.reduce<unknown>(applySet, c));
 // SCOPE's main-run pool: a snapshot every 16 rollouts (the toy default is 8)
 const scopePaper = withSets(paper, "population.snapshotEvery=16");
 
 const WRAP = `bash -c 'source "$1" && shift && exec "$@" "\${MODEL_ARGS[@]}"' scope-launch slime/scripts/models/qwen3-4B-Instruct-2507.sh`;
-const CKPT = "--hf-checkpoint /models/Qwen3-4B-Instruct-2507 --ref-load /models/Qwen3-4B-Instruct-2507_torch_dist";
-const P4G_ENV = "--p4g-corpus-path data/p4g/corpus --p4g-dataset-dir data/p4g/train --p4g-word-limit 50 --p4g-num-turns 10";
+const CKPT =
+  "--hf-checkpoint /models/Qwen3-4B-Instruct-2507 --ref-load /models/Qwen3-4B-Instruct-2507_torch_dist";
+const P4G_ENV =
+  "--p4g-corpus-path data/p4g/corpus --p4g-dataset-dir data/p4g/train --p4g-word-limit 50 --p4g-num-turns 10";
 const TRAINING =
   "--rollout-batch-size 16 --n-samples-per-prompt 8 --global-batch-size 128 --rollout-temperature 0.7 --rollout-max-response-len 16384 --balance-data " +
   "--advantage-estimator grpo --disable-grpo-std-normalization --disable-rewards-normalization --use-kl-loss --kl-loss-coef 0.01 --kl-loss-type low_var_kl " +
   "--eps-clip 0.2 --eps-clip-high 0.28 --optimizer adam --lr 1e-6 --save-interval 16";
-const EVAL_P4G = "--eval-interval 16 --skip-eval-before-train --eval-config eval_configs/p4g_6model.yaml";
+const EVAL_P4G =
+  "--eval-interval 16 --skip-eval-before-train --eval-config eval_configs/p4g_6model.yaml";
 
 describe("SCOPE entrypoints for the paper's conditions (P4G, seed 0)", () => {
   it("single: one frozen GPT-5-mini simulator, no VS flag", () => {
@@ -50,7 +60,12 @@ describe("SCOPE entrypoints for the paper's conditions (P4G, seed 0)", () => {
 
   it("vs with k = 3 and prob selection", () => {
     const job = scopeJob(withSets(paper, "vs.k=3", "vs.selection=prob"), "vs", 0);
-    expect(job.argv.slice(job.argv.indexOf("--usim-verbalized-sampling"), job.argv.indexOf("--usim-verbalized-sampling") + 5)).toEqual([
+    expect(
+      job.argv.slice(
+        job.argv.indexOf("--usim-verbalized-sampling"),
+        job.argv.indexOf("--usim-verbalized-sampling") + 5,
+      ),
+    ).toEqual([
       "--usim-verbalized-sampling",
       "--usim-vs-num-samples",
       "3",
@@ -92,8 +107,12 @@ describe("SCOPE entrypoints for the paper's conditions (P4G, seed 0)", () => {
     expect(job.notes).toEqual([]);
     // the toy default (a snapshot every 8) is passed as it is, and noted
     const toy = scopeJob(paper, "population", 0);
-    expect(toy.argv.join(" ")).toContain("--pool-size 10 --pool-save-interval 8 --pool-selection random");
-    expect(toy.notes).toContain("population: pool 10, a snapshot every 8 rollouts, random (SCOPE's main runs: 10, 16, random)");
+    expect(toy.argv.join(" ")).toContain(
+      "--pool-size 10 --pool-save-interval 8 --pool-selection random",
+    );
+    expect(toy.notes).toContain(
+      "population: pool 10, a snapshot every 8 rollouts, random (SCOPE's main runs: 10, 16, random)",
+    );
   });
 
   it("Service maps to τ²-bench retail with its own entry modules; cotrain with the curriculum reward", () => {
@@ -113,8 +132,12 @@ describe("SCOPE entrypoints for the paper's conditions (P4G, seed 0)", () => {
         "--data-source-path usim.slime.data_source.get_tau2_data_source --rollout-function-path usim.slime.tau2_cotrain_rollout.tau2_cotrain_generate_rollout " +
         "--training-mode dual_cotrain --trainable-role both --tau2-user-reward-mode curriculum --max-turns 30 --usim-domain retail",
     );
-    expect(scopeJob(withSets(service, "cotrain.reward=cooperative"), "cotrain", 0, opts).argv).not.toContain("--tau2-user-reward-mode");
-    expect(scopeJob(withSets(paper, "cotrain.reward=cooperative"), "cotrain", 0, opts).argv).toContain("--cooperative-reward");
+    expect(
+      scopeJob(withSets(service, "cotrain.reward=cooperative"), "cotrain", 0, opts).argv,
+    ).not.toContain("--tau2-user-reward-mode");
+    expect(
+      scopeJob(withSets(paper, "cotrain.reward=cooperative"), "cotrain", 0, opts).argv,
+    ).toContain("--cooperative-reward");
   });
 
   it("options: launcher interpreter, models, simulators, output, extra args, working dir, env and driver GPUs", () => {
@@ -123,7 +146,11 @@ describe("SCOPE entrypoints for the paper's conditions (P4G, seed 0)", () => {
       modelDir: "/mnt/ckpt",
       policyModel: "Qwen3-8B",
       modelArgsScript: "slime/scripts/models/qwen3-8B.sh",
-      simulator: { model: "claude-haiku", baseUrl: "http://10.0.0.5:8000/v1", apiKeyVar: "HAIKU_KEY" },
+      simulator: {
+        model: "claude-haiku",
+        baseUrl: "http://10.0.0.5:8000/v1",
+        apiKeyVar: "HAIKU_KEY",
+      },
       outputDir: "/scratch/run 1",
       numRollout: 250,
       trainingArgs: ["--lr", "5e-7"],
@@ -143,15 +170,27 @@ describe("SCOPE entrypoints for the paper's conditions (P4G, seed 0)", () => {
     );
     expect(job.submission).toEqual({
       entrypoint: job.command,
-      runtime_env: { working_dir: "s3://bucket/scope.zip", env_vars: { PYTHONPATH: "/root/Megatron-LM/" } },
-      metadata: { tool: "collapse-lab", kind: "scope", benchmark: "p4g", condition: "single", seed: "7", module: "train_p4g_slime" },
+      runtime_env: {
+        working_dir: "s3://bucket/scope.zip",
+        env_vars: { PYTHONPATH: "/root/Megatron-LM/" },
+      },
+      metadata: {
+        tool: "collapse-lab",
+        kind: "scope",
+        benchmark: "p4g",
+        condition: "single",
+        seed: "7",
+        module: "train_p4g_slime",
+      },
       entrypoint_num_gpus: 1,
     });
   });
 
   it("the default submission: SCOPE's Megatron path in the environment, no GPU for the driver", () => {
     const { submission } = scopeJob(paper, "vs", 3);
-    expect(submission.runtime_env).toEqual({ env_vars: { PYTHONPATH: "/root/Megatron-LM/", CUDA_DEVICE_MAX_CONNECTIONS: "1" } });
+    expect(submission.runtime_env).toEqual({
+      env_vars: { PYTHONPATH: "/root/Megatron-LM/", CUDA_DEVICE_MAX_CONNECTIONS: "1" },
+    });
     expect(submission.metadata.seed).toBe("3");
     expect("entrypoint_num_gpus" in submission).toBe(false);
     expect(scopeJob(paper, "vs", 3, { env: {} }).submission.runtime_env).toBeUndefined();
@@ -160,7 +199,18 @@ describe("SCOPE entrypoints for the paper's conditions (P4G, seed 0)", () => {
   it("one job per trained condition and seed; base left out with its reason", () => {
     const config = withSets(paper, "seeds=2", "seedBase=4");
     const { jobs, skipped } = scopeJobs(config);
-    expect(jobs.map((j) => `${j.condition}:${j.seed}`)).toEqual(["single:4", "single:5", "ensemble:4", "ensemble:5", "vs:4", "vs:5", "cotrain:4", "cotrain:5", "population:4", "population:5"]);
+    expect(jobs.map((j) => `${j.condition}:${j.seed}`)).toEqual([
+      "single:4",
+      "single:5",
+      "ensemble:4",
+      "ensemble:5",
+      "vs:4",
+      "vs:5",
+      "cotrain:4",
+      "cotrain:5",
+      "population:4",
+      "population:5",
+    ]);
     expect(skipped).toHaveLength(1);
     expect(skipped[0].condition).toBe("base");
     expect(skipped[0].reason).toMatch(/eval_base\.sh/);
@@ -174,18 +224,43 @@ describe("refusals name the condition and why", () => {
   };
   it("conditions and settings SCOPE cannot express", () => {
     refuses(() => scopeJob(paper, "base", 0), /condition base: .*eval_base\.sh/);
-    refuses(() => scopeJob(withSets(paper, "population.draw=episode"), "population", 0), /condition population: population\.draw is "episode".*per rollout batch/);
-    refuses(() => scopeJob(withSets(paper, "cotrain.reward=curriculum"), "cotrain", 0), /condition cotrain: cotrain\.reward "curriculum" has no flag in SCOPE's P4G/);
-    refuses(() => scopeJob(presetConfig("service-paper"), "cotrain", 0), /condition cotrain: cotrain\.reward "adversarial" has no mode in SCOPE's τ²-bench/);
-    refuses(() => scopeJob(paper, "ensemble", 0, { ensemble: [{ model: "a", baseUrl: "http://x/v1", apiKeyVar: "K" }] }), /condition ensemble: ensemble\.k is 3 but 1 simulator family was given/);
+    refuses(
+      () => scopeJob(withSets(paper, "population.draw=episode"), "population", 0),
+      /condition population: population\.draw is "episode".*per rollout batch/,
+    );
+    refuses(
+      () => scopeJob(withSets(paper, "cotrain.reward=curriculum"), "cotrain", 0),
+      /condition cotrain: cotrain\.reward "curriculum" has no flag in SCOPE's P4G/,
+    );
+    refuses(
+      () => scopeJob(presetConfig("service-paper"), "cotrain", 0),
+      /condition cotrain: cotrain\.reward "adversarial" has no mode in SCOPE's τ²-bench/,
+    );
+    refuses(
+      () =>
+        scopeJob(paper, "ensemble", 0, {
+          ensemble: [{ model: "a", baseUrl: "http://x/v1", apiKeyVar: "K" }],
+        }),
+      /condition ensemble: ensemble\.k is 3 but 1 simulator family was given/,
+    );
     refuses(() => scopeJob(paper, "cotrain", 0, { gpus: 3 }), /condition cotrain: gpus is 3.*even/);
     refuses(() => scopeJob(paper, "nonsense" as never, 0), /unknown condition "nonsense"/);
     // Cooperation has no SCOPE launcher here (SCOPE's CooperBench runs train against one frozen partner only)
-    refuses(() => scopeJob(presetConfig("cooperation-paper"), "single", 0), /benchmark "cooperation": SCOPE has no launcher for it/);
+    refuses(
+      () => scopeJob(presetConfig("cooperation-paper"), "single", 0),
+      /benchmark "cooperation": SCOPE has no launcher for it/,
+    );
   });
   it("bad options, every problem named", () => {
     refuses(
-      () => scopeJob(paper, "single", 0, { numRollout: 0, gpus: 1.5, python: "", simulator: { model: "a,b", baseUrl: "http://x/v1", apiKeyVar: "MY-KEY" }, env: { "BAD NAME": "x" } }),
+      () =>
+        scopeJob(paper, "single", 0, {
+          numRollout: 0,
+          gpus: 1.5,
+          python: "",
+          simulator: { model: "a,b", baseUrl: "http://x/v1", apiKeyVar: "MY-KEY" },
+          env: { "BAD NAME": "x" },
+        }),
       /invalid SCOPE launch options — python: expected a non-empty string; numRollout: expected an integer ≥ 1, got 0; gpus: expected an integer ≥ 1, got 1\.5; simulator\.model: "a,b" contains a comma.*simulator\.apiKeyVar: "MY-KEY" is not an environment variable's name; env: "BAD NAME"/,
     );
     refuses(() => scopeJob(paper, "single", -1), /seed: expected an integer ≥ 0, got -1/);
@@ -194,7 +269,25 @@ describe("refusals name the condition and why", () => {
 });
 
 describe("shell quoting", () => {
-  const AWKWARD = ["plain", "", "two words", "it's", "$HOME", "`uname`", 'a"b', "back\\slash", "new\nline", "*.yaml", "~user", "a;b|c&d", "--flag=x y", "ü ∑", "'", "!bang", "tab\there"];
+  const AWKWARD = [
+    "plain",
+    "",
+    "two words",
+    "it's",
+    "$HOME",
+    "`uname`",
+    'a"b',
+    "back\\slash",
+    "new\nline",
+    "*.yaml",
+    "~user",
+    "a;b|c&d",
+    "--flag=x y",
+    "ü ∑",
+    "'",
+    "!bang",
+    "tab\there",
+  ];
 
   it("quotes only what needs it", () => {
     expect(shellQuote("--eval-config")).toBe("--eval-config");
@@ -209,14 +302,24 @@ describe("shell quoting", () => {
     const dir = mkdtempSync(join(tmpdir(), "scope-quote-"));
     // a stand-in interpreter that prints its arguments as JSON, and a model-args script
     const python = join(dir, "fake python");
-    writeFileSync(python, `#!/usr/bin/env node\nprocess.stdout.write(JSON.stringify(process.argv.slice(2)));\n`);
+    writeFileSync(
+      python,
+      `#!/usr/bin/env node\nprocess.stdout.write(JSON.stringify(process.argv.slice(2)));\n`,
+    );
     chmodSync(python, 0o755);
     const modelArgs = join(dir, "model args.sh");
     writeFileSync(modelArgs, `MODEL_ARGS=(--num-layers 36 "--swiglu")\n`);
-    const run = (command: string) => JSON.parse(execFileSync("bash", ["-c", command], { encoding: "utf8" })) as string[];
+    const run = (command: string) =>
+      JSON.parse(execFileSync("bash", ["-c", command], { encoding: "utf8" })) as string[];
 
     expect(run(shellJoin([python, ...AWKWARD]))).toEqual(AWKWARD);
-    const job = scopeJob(paper, "single", 0, { python, modelArgsScript: modelArgs, trainingArgs: [], evalConfig: null, extraArgs: AWKWARD });
+    const job = scopeJob(paper, "single", 0, {
+      python,
+      modelArgsScript: modelArgs,
+      trainingArgs: [],
+      evalConfig: null,
+      extraArgs: AWKWARD,
+    });
     const argv = run(job.command);
     expect(argv.slice(0, 2)).toEqual(["-m", "train_p4g_slime"]);
     expect(argv.slice(-AWKWARD.length - 3)).toEqual([...AWKWARD, "--num-layers", "36", "--swiglu"]);

@@ -1,7 +1,12 @@
 // Reading SCOPE's metrics JSON lines ({"step", "data"}) from a file or a job's log: malformed
 // lines are skipped and counted by reason, other log text is ignored, chunks may split anywhere.
 import { describe, expect, it } from "vitest";
-import { readScopeMetrics, readScopeMetricsStream, ScopeMetricsReader, toCurveSeries } from "../../src/cluster/scope/metrics";
+import {
+  readScopeMetrics,
+  readScopeMetricsStream,
+  ScopeMetricsReader,
+  toCurveSeries,
+} from "../../src/cluster/scope/metrics";
 
 const SAMPLE = [
   "2026-04-03 10:00:00 - train_p4g_slime - INFO - starting", // log text
@@ -44,7 +49,14 @@ describe("readScopeMetrics", () => {
     expect(m.series["eval/p4g_test_gpt5mini"]).toEqual([{ step: 7, value: 0.4 }]);
     expect(m.series["nested/a"]).toEqual([{ step: 1e12, value: 2 }]);
     expect(m.series["nested/b/c"]).toEqual([{ step: 1e12, value: 3 }]);
-    expect(Object.keys(m.series).sort()).toEqual(["eval/p4g_test_gpt5mini", "nested/a", "nested/b/c", "perf/step_time", "rollout/raw_reward/mean", "train/entropy_loss"]);
+    expect(Object.keys(m.series).sort()).toEqual([
+      "eval/p4g_test_gpt5mini",
+      "nested/a",
+      "nested/b/c",
+      "perf/step_time",
+      "rollout/raw_reward/mean",
+      "train/entropy_loss",
+    ]);
   });
 
   it("counts what it skipped, by reason", () => {
@@ -57,18 +69,40 @@ describe("readScopeMetrics", () => {
   });
 
   it("never throws, whatever the input", () => {
-    for (const text of ["", "\n\n", "{", "}", '{"step":', "\u0000{\u0000", "{".repeat(10_000), '{"step": 1, "data": {"__proto__": {"x": 1}}}']) {
+    for (const text of [
+      "",
+      "\n\n",
+      "{",
+      "}",
+      '{"step":',
+      "\u0000{\u0000",
+      "{".repeat(10_000),
+      '{"step": 1, "data": {"__proto__": {"x": 1}}}',
+    ]) {
       expect(() => readScopeMetrics(text)).not.toThrow();
     }
     const proto = readScopeMetrics('{"step": 1, "data": {"__proto__": 5}}');
     expect(Object.getPrototypeOf(proto.series)).toBe(Object.prototype);
     expect(Object.hasOwn(proto.series, "__proto__")).toBe(true);
-    expect(readScopeMetrics("")).toEqual({ series: {}, records: 0, textLines: 0, malformed: 0, reasons: { notJson: 0, noStep: 0, badData: 0 }, skippedValues: 0, replacedSteps: 0 });
+    expect(readScopeMetrics("")).toEqual({
+      series: {},
+      records: 0,
+      textLines: 0,
+      malformed: 0,
+      reasons: { notJson: 0, noStep: 0, badData: 0 },
+      skippedValues: 0,
+      replacedSteps: 0,
+    });
   });
 
   it("a last line without a newline is read; a record on Windows line ends too", () => {
-    expect(readScopeMetrics('{"step": 3, "data": {"x": 1}}').series.x).toEqual([{ step: 3, value: 1 }]);
-    expect(readScopeMetrics('{"step": 3, "data": {"x": 1}}\r\n{"step": 4, "data": {"x": 2}}\r\n').series.x).toHaveLength(2);
+    expect(readScopeMetrics('{"step": 3, "data": {"x": 1}}').series.x).toEqual([
+      { step: 3, value: 1 },
+    ]);
+    expect(
+      readScopeMetrics('{"step": 3, "data": {"x": 1}}\r\n{"step": 4, "data": {"x": 2}}\r\n').series
+        .x,
+    ).toHaveLength(2);
   });
 });
 
@@ -118,13 +152,26 @@ describe("toCurveSeries", () => {
     const curves = toCurveSeries(series);
     expect(curves.reward).toBe(series["rollout/raw_reward/mean"]);
     expect(curves.entropy).toBe(series["train/entropy_loss"]);
-    expect(Object.keys(curves).sort()).toEqual(["entropy", "eval/p4g_test_gpt5mini", "nested/a", "nested/b/c", "perf/step_time", "reward"]);
+    expect(Object.keys(curves).sort()).toEqual([
+      "entropy",
+      "eval/p4g_test_gpt5mini",
+      "nested/a",
+      "nested/b/c",
+      "perf/step_time",
+      "reward",
+    ]);
   });
   it("takes the first alias present, and leaves a series already named reward alone", () => {
     const a = [{ step: 0, value: 1 }];
     const b = [{ step: 0, value: 2 }];
     expect(toCurveSeries({ "rollout/raw_reward": a })).toEqual({ reward: a });
-    expect(toCurveSeries({ "rollout/raw_reward": a, "rollout/raw_reward/mean": b })).toEqual({ reward: b, "rollout/raw_reward": a });
-    expect(toCurveSeries({ reward: a, "rollout/raw_reward/mean": b })).toEqual({ reward: a, "rollout/raw_reward/mean": b });
+    expect(toCurveSeries({ "rollout/raw_reward": a, "rollout/raw_reward/mean": b })).toEqual({
+      reward: b,
+      "rollout/raw_reward": a,
+    });
+    expect(toCurveSeries({ reward: a, "rollout/raw_reward/mean": b })).toEqual({
+      reward: a,
+      "rollout/raw_reward/mean": b,
+    });
   });
 });

@@ -38,23 +38,29 @@ async function open(path: string): Promise<{ page: Page; errors: string[] }> {
 }
 
 describe("the app", () => {
-  it("loads with no console errors and shows the experiment controls", { timeout: 300_000 }, async () => {
-    const { page, errors } = await open("./");
-    await page.getByTestId("run").waitFor();
-    expect(await page.title()).toContain("collapse-lab");
-    // settled: everything the page does on load has ended — the recorded run shown, then (in
-    // workers, one after the other) the speed measured for the estimate and backend auto's
-    // WebGPU-against-wasm timing, each stored when done
-    const stored = () =>
-      page.evaluate(() =>
-        Object.keys(localStorage)
-          .map((k) => k.replace(/:v1:.*/, ""))
-          .sort(),
-      );
-    await expect.poll(stored, { timeout: 240_000, interval: 500 }).toEqual(expect.arrayContaining(["collapse-lab:backend-bench", "collapse-lab:speed"]));
-    expect(errors).toEqual([]);
-    await page.close();
-  });
+  it(
+    "loads with no console errors and shows the experiment controls",
+    { timeout: 300_000 },
+    async () => {
+      const { page, errors } = await open("./");
+      await page.getByTestId("run").waitFor();
+      expect(await page.title()).toContain("collapse-lab");
+      // settled: everything the page does on load has ended — the recorded run shown, then (in
+      // workers, one after the other) the speed measured for the estimate and backend auto's
+      // WebGPU-against-wasm timing, each stored when done
+      const stored = () =>
+        page.evaluate(() =>
+          Object.keys(localStorage)
+            .map((k) => k.replace(/:v1:.*/, ""))
+            .sort(),
+        );
+      await expect
+        .poll(stored, { timeout: 240_000, interval: 500 })
+        .toEqual(expect.arrayContaining(["collapse-lab:backend-bench", "collapse-lab:speed"]));
+      expect(errors).toEqual([]);
+      await page.close();
+    },
+  );
 
   it("round-trips the URL: settings in the link show in the controls and stay in the address bar", async () => {
     const query = "?v=1&preset=persuasion-smoke&seeds=2&set=simulator.gamma%3D4&backend=wasm";
@@ -69,10 +75,14 @@ describe("the app", () => {
     // a change in the controls is written back to the address bar
     await page.locator("#knob-simulator-gamma").fill("6");
     await page.locator("#knob-simulator-gamma").press("Tab");
-    await expect.poll(() => new URL(page.url()).searchParams.getAll("set")).toEqual(["simulator.gamma=6"]);
+    await expect
+      .poll(() => new URL(page.url()).searchParams.getAll("set"))
+      .toEqual(["simulator.gamma=6"]);
     // a choice knob writes a string value
     await page.locator("#knob-cotrain-anchor").selectOption("reverse");
-    await expect.poll(() => new URL(page.url()).searchParams.getAll("set")).toEqual(["simulator.gamma=6", 'cotrain.anchor="reverse"']);
+    await expect
+      .poll(() => new URL(page.url()).searchParams.getAll("set"))
+      .toEqual(["simulator.gamma=6", 'cotrain.anchor="reverse"']);
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -95,9 +105,13 @@ describe("the app", () => {
     "runs persuasion-smoke on the webgpu backend (SwiftShader) in workers, exports a valid RunReport, and keeps the run across a reload",
     async () => {
       const t0 = Date.now();
-      const { page, errors } = await open("./?preset=persuasion-smoke&seeds=1&backend=webgpu&autorun=1");
+      const { page, errors } = await open(
+        "./?preset=persuasion-smoke&seeds=1&backend=webgpu&autorun=1",
+      );
       await page.getByTestId("results-table").waitFor({ timeout: RUN_TIMEOUT });
-      console.info(`persuasion-smoke on webgpu: ${((Date.now() - t0) / 1000).toFixed(1)} s in headless Chromium`);
+      console.info(
+        `persuasion-smoke on webgpu: ${((Date.now() - t0) / 1000).toFixed(1)} s in headless Chromium`,
+      );
       expect(await page.getByTestId("backend").textContent()).toBe("webgpu");
       expect(await page.getByTestId("results-table").locator("tbody tr").count()).toBe(6);
 
@@ -107,10 +121,20 @@ describe("the app", () => {
       await (await download).saveAs(file);
       const report = parseReport(readFileSync(file, "utf8"));
       expect(report.env.backend).toBe("webgpu");
-      expect(report.conditions.map((c) => c.id)).toEqual(["base", "single", "ensemble", "vs", "cotrain", "population"]);
+      expect(report.conditions.map((c) => c.id)).toEqual([
+        "base",
+        "single",
+        "ensemble",
+        "vs",
+        "cotrain",
+        "population",
+      ]);
 
       await page.goto(new URL("./#runs", base).href);
-      const row = page.getByTestId("runs-table").locator("tbody tr").filter({ hasText: "persuasion-smoke" });
+      const row = page
+        .getByTestId("runs-table")
+        .locator("tbody tr")
+        .filter({ hasText: "persuasion-smoke" });
       await row.first().waitFor();
       expect(await row.first().textContent()).toContain("done");
       expect(errors).toEqual([]);
@@ -137,9 +161,13 @@ describe("the app", () => {
       const { page, errors } = await open("./?preset=persuasion-quick&seeds=1&autorun=1");
       await page.getByTestId("results-table").waitFor({ timeout: RUN_TIMEOUT });
       const backend = await page.getByTestId("backend").textContent();
-      console.info(`persuasion-quick, 1 seed: ${((Date.now() - t0) / 1000).toFixed(1)} s in headless Chromium on ${backend} (auto)`);
+      console.info(
+        `persuasion-quick, 1 seed: ${((Date.now() - t0) / 1000).toFixed(1)} s in headless Chromium on ${backend} (auto)`,
+      );
       expect(["wasm", "webgpu"]).toContain(backend);
-      expect(await page.getByTestId("results-table").locator("tbody tr").count()).toBe(presetConfig("persuasion-quick").conditions.length);
+      expect(await page.getByTestId("results-table").locator("tbody tr").count()).toBe(
+        presetConfig("persuasion-quick").conditions.length,
+      );
       expect(errors).toEqual([]);
       await page.close();
     },

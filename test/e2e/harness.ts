@@ -25,8 +25,16 @@ type LaunchOptions = NonNullable<Parameters<typeof chromium.launchPersistentCont
 export const SLOW_PAGE_MS = 120_000;
 
 /** The system's Chromium with its own profile in `dir` (its IndexedDB and storage), navigations allowed SLOW_PAGE_MS. */
-export async function launchProfile(dir: string, options: Omit<LaunchOptions, "executablePath" | "headless" | "args"> = {}): Promise<BrowserContext> {
-  const context = await chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, ...options });
+export async function launchProfile(
+  dir: string,
+  options: Omit<LaunchOptions, "executablePath" | "headless" | "args"> = {},
+): Promise<BrowserContext> {
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    ...options,
+  });
   context.setDefaultNavigationTimeout(SLOW_PAGE_MS);
   return context;
 }
@@ -37,13 +45,19 @@ export async function launchProfile(dir: string, options: Omit<LaunchOptions, "e
  * `cleanup()`, which closes the server and removes the folder: call it last, after the browser
  * that uses a profile there is closed (safe to call twice, or after server.close()).
  */
-export async function serveBuild(prefix: string): Promise<{ server: PreviewServer; base: string; tmp: string; cleanup: () => Promise<void> }> {
+export async function serveBuild(
+  prefix: string,
+): Promise<{ server: PreviewServer; base: string; tmp: string; cleanup: () => Promise<void> }> {
   const tmp = mkdtempSync(join(tmpdir(), prefix));
   const remove = () => rmSync(tmp, { recursive: true, force: true });
   try {
     const outDir = join(tmp, "dist");
     await build({ logLevel: "warn", build: { outDir, emptyOutDir: true } });
-    const server = await preview({ logLevel: "warn", preview: { host: "127.0.0.1", port: 0, strictPort: false }, build: { outDir } });
+    const server = await preview({
+      logLevel: "warn",
+      preview: { host: "127.0.0.1", port: 0, strictPort: false },
+      build: { outDir },
+    });
     let closed: Promise<void> | null = null;
     const cleanup = () => (closed ??= server.close().finally(remove));
     return { server, base: server.resolvedUrls!.local[0], tmp, cleanup };

@@ -55,9 +55,18 @@ async function serve(opts: { corsOrigins: string[]; apiKey?: string }): Promise<
   const log: string[] = [];
   const authorizations: (string | undefined)[] = [];
   const app = buildServer({ world, ...opts, onRequest: (l) => log.push(l) });
-  app.addHook("onRequest", async (req) => void (req.method !== "OPTIONS" && authorizations.push(req.headers.authorization)));
+  app.addHook(
+    "onRequest",
+    async (req) =>
+      void (req.method !== "OPTIONS" && authorizations.push(req.headers.authorization)),
+  );
   await app.listen({ port: 0, host: "127.0.0.1" });
-  return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`, log, authorizations };
+  return {
+    app,
+    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1`,
+    log,
+    authorizations,
+  };
 }
 
 let base: string;
@@ -76,7 +85,11 @@ beforeAll(async () => {
   open = await serve({ corsOrigins: [origin] });
   foreign = await serve({ corsOrigins: ["http://elsewhere.example"] });
   servers.push(keyed, open, foreign);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+  });
 }, 300_000); // a production build (tens of seconds alone, minutes on a busy machine) and a browser start
 
 afterAll(async () => {
@@ -86,7 +99,10 @@ afterAll(async () => {
 });
 
 /** A page on the LM lab in endpoint mode, recording console errors and every request with its headers. */
-async function labPage(context: BrowserContext, width = 1280): Promise<{ page: Page; errors: string[]; requests: { url: string; auth?: string }[] }> {
+async function labPage(
+  context: BrowserContext,
+  width = 1280,
+): Promise<{ page: Page; errors: string[]; requests: { url: string; auth?: string }[] }> {
   const page = await context.newPage();
   await page.setViewportSize({ width, height: 900 });
   const errors: string[] = [];
@@ -98,14 +114,26 @@ async function labPage(context: BrowserContext, width = 1280): Promise<{ page: P
   const closed = (e: Error) => {
     if (!/has been closed/.test(e.message)) throw e;
   };
-  context.on("request", (r) => void r.allHeaders().then((h) => requests.push({ url: r.url(), auth: h.authorization }), closed));
+  context.on(
+    "request",
+    (r) =>
+      void r
+        .allHeaders()
+        .then((h) => requests.push({ url: r.url(), auth: h.authorization }), closed),
+  );
   await page.goto(new URL("./#lm", base).href);
   await page.getByTestId("source-endpoint").check();
   await page.getByTestId("model-embedder").fill(""); // offline: no embedder from the hub
   return { page, errors, requests };
 }
 
-async function connect(page: Page, role: "instruct" | "base", url: string, model: string, key?: string) {
+async function connect(
+  page: Page,
+  role: "instruct" | "base",
+  url: string,
+  model: string,
+  key?: string,
+) {
   await page.getByTestId(`endpoint-url-${role}`).fill(url);
   await page.getByTestId(`endpoint-model-${role}`).fill(model);
   if (key !== undefined) await page.getByTestId(`endpoint-key-${role}`).fill(key);
@@ -131,17 +159,32 @@ async function storedEverywhere(page: Page): Promise<string> {
       }
       db.close();
     }
-    return JSON.stringify(out, (_k, v: unknown) => (v instanceof ArrayBuffer || ArrayBuffer.isView(v) ? `[${(v as ArrayBuffer).byteLength} bytes]` : v));
+    return JSON.stringify(out, (_k, v: unknown) =>
+      v instanceof ArrayBuffer || ArrayBuffer.isView(v)
+        ? `[${(v as ArrayBuffer).byteLength} bytes]`
+        : v,
+    );
   });
 }
 
 /** The model panel, and the compare panel down to the measures, as PNGs in SHOTS. */
 async function shots(page: Page, tag: string) {
-  await page.locator("section.models").screenshot({ path: `${SHOTS}/lm-endpoint-${tag}-models.png` });
+  await page
+    .locator("section.models")
+    .screenshot({ path: `${SHOTS}/lm-endpoint-${tag}-models.png` });
   const top = await page.locator("section.compare").boundingBox();
   const end = await page.getByTestId("measures").boundingBox();
   if (top && end)
-    await page.screenshot({ path: `${SHOTS}/lm-endpoint-${tag}-compare.png`, fullPage: true, clip: { x: 0, y: top.y, width: page.viewportSize()!.width, height: end.y + end.height - top.y + 40 } });
+    await page.screenshot({
+      path: `${SHOTS}/lm-endpoint-${tag}-compare.png`,
+      fullPage: true,
+      clip: {
+        x: 0,
+        y: top.y,
+        width: page.viewportSize()!.width,
+        height: end.y + end.height - top.y + 40,
+      },
+    });
 }
 
 describe("the LM lab on an endpoint (collapse-lab serve)", () => {
@@ -159,7 +202,9 @@ describe("the LM lab on an endpoint (collapse-lab serve)", () => {
       await page.getByTestId("load").click();
       await page.getByTestId("caps-base").waitFor({ timeout: RUN_TIMEOUT });
       expect(await page.getByTestId("device-instruct").textContent()).toBe(keyed.url);
-      expect(await page.getByTestId("caps-instruct").textContent()).toContain("chat yes, chat log-probs yes, n > 1 yes, completions no");
+      expect(await page.getByTestId("caps-instruct").textContent()).toContain(
+        "chat yes, chat log-probs yes, n > 1 yes, completions no",
+      );
       expect(await page.getByTestId("loaded").textContent()).toContain("reads act texts only");
       expect(await page.getByTestId("act-text-note").count()).toBe(1);
 
@@ -169,7 +214,8 @@ describe("the LM lab on an endpoint (collapse-lab serve)", () => {
       await page.getByTestId("measures").waitFor({ timeout: RUN_TIMEOUT });
       expect(await page.getByTestId("direct-replies").locator("li").count()).toBe(10);
       expect(await page.getByTestId("vs-call").count()).toBe(2);
-      const cells = async (row: string) => page.locator(`[data-testid="measures"] tr[data-row="${row}"] td`).allTextContents();
+      const cells = async (row: string) =>
+        page.locator(`[data-testid="measures"] tr[data-row="${row}"] td`).allTextContents();
       // serve's VS answers with at most k candidates, one per act it gives mass to
       const [nDirect, nAll, nSelected] = (await cells("count")).map(Number);
       expect([nDirect, nSelected]).toEqual([10, 2]);
@@ -177,15 +223,23 @@ describe("the LM lab on an endpoint (collapse-lab serve)", () => {
       expect(nAll).toBeLessThanOrEqual(10);
       for (const v of (await cells("distinct1")).map(Number)) expect(v).toBeGreaterThan(0);
       // Direct: 3 batches of ≤ 4 replies (n honoured), VS: 1 call of 2 rows → 4 requests
-      expect(await page.getByTestId("compare-summary").textContent()).toContain("4 requests to the server");
+      expect(await page.getByTestId("compare-summary").textContent()).toContain(
+        "4 requests to the server",
+      );
       // every reply is an act's text said by the persuadee; VS candidates are read as JSON
       const userTexts = new Set(bench.acts.flatMap((a) => a.templates));
-      for (const t of await page.getByTestId("direct-replies").locator("li .text").allTextContents()) expect(userTexts.has(t), t).toBe(true);
+      for (const t of await page
+        .getByTestId("direct-replies")
+        .locator("li .text")
+        .allTextContents())
+        expect(userTexts.has(t), t).toBe(true);
       expect(await page.getByTestId("vs-call").first().textContent()).toContain("read as json");
 
       // γ: the base model (a serve simulator) offers no /v1/completions, so no log-probs: refused with the reason
       expect(await page.getByTestId("run-gamma").isDisabled()).toBe(true);
-      expect(await page.getByTestId("gamma-no-logprobs").textContent()).toMatch(/No log-probs\. γ needs the base model's log-probabilities .* offers no \/v1\/completions/);
+      expect(await page.getByTestId("gamma-no-logprobs").textContent()).toMatch(
+        /No log-probs\. γ needs the base model's log-probabilities .* offers no \/v1\/completions/,
+      );
 
       if (SHOTS) await shots(page, "1280");
 
@@ -226,7 +280,9 @@ describe("the LM lab on an endpoint (collapse-lab serve)", () => {
       await connect(page, "instruct", keyed.url, MODEL, "sk-wrong-key-123");
       await page.getByTestId("load").click();
       await page.getByTestId("load-error").waitFor({ timeout: RUN_TIMEOUT });
-      expect(await loadError()).toMatch(/^Not authorised\..*refused the request \(401.*check the API key given for this server/);
+      expect(await loadError()).toMatch(
+        /^Not authorised\..*refused the request \(401.*check the API key given for this server/,
+      );
 
       await page.getByTestId("endpoint-key-instruct").fill(KEY);
       await page.getByTestId("endpoint-model-instruct").fill("human/nobody");
@@ -236,7 +292,10 @@ describe("the LM lab on an endpoint (collapse-lab serve)", () => {
         .getByText(/Model not found/)
         .waitFor({ timeout: RUN_TIMEOUT });
       expect(await loadError()).toContain(`has no model "human/nobody"; it lists "${MODEL}"`);
-      if (SHOTS) await page.locator("section.models").screenshot({ path: `${SHOTS}/lm-endpoint-390-error.png` });
+      if (SHOTS)
+        await page
+          .locator("section.models")
+          .screenshot({ path: `${SHOTS}/lm-endpoint-390-error.png` });
 
       // a new URL drops the key typed for the old one (it must not follow to another server)
       await page.getByTestId("endpoint-url-instruct").fill(foreign.url);
@@ -260,7 +319,9 @@ describe("the LM lab on an endpoint (collapse-lab serve)", () => {
       await page.getByTestId("run-compare").click();
       await page.getByTestId("measures").waitFor({ timeout: RUN_TIMEOUT });
       if (SHOTS) await shots(page, "390");
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
       expect(overflow).toBe(0);
       await context.close();
     },

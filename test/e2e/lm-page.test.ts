@@ -14,7 +14,11 @@ let cleanup: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   ({ base, cleanup } = await serveBuild("collapse-lab-lm-e2e-"));
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+  });
 }, 300_000); // a production build (tens of seconds alone, minutes on a busy machine) and a browser start
 
 afterAll(async () => {
@@ -34,18 +38,24 @@ describe("the LM lab page", () => {
       const foreign: string[] = [];
       page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
       page.on("pageerror", (e) => errors.push(e.message));
-      context.on("request", (r) => !r.url().startsWith(base) && !/^(blob|data):/.test(r.url()) && foreign.push(r.url()));
+      context.on(
+        "request",
+        (r) => !r.url().startsWith(base) && !/^(blob|data):/.test(r.url()) && foreign.push(r.url()),
+      );
       await page.goto(new URL("./#lm", base).href);
       // the recorded real-LM example shows before any model is loaded, from the built app's own files
       await page.getByTestId("recorded-badge").waitFor({ timeout: RUN_TIMEOUT });
       expect(await page.getByTestId("recorded-model").textContent()).toBe("SmolLM2-135M-Instruct");
 
       await page.getByTestId("source-tiny").check();
-      expect(await page.getByTestId("source-tiny").locator("..").textContent()).toContain("random weights that write gibberish");
+      expect(await page.getByTestId("source-tiny").locator("..").textContent()).toContain(
+        "random weights that write gibberish",
+      );
       await page.getByTestId("device").selectOption("wasm");
       await page.getByTestId("load").click();
       await page.getByTestId("device-embedder").waitFor({ timeout: RUN_TIMEOUT });
-      for (const role of ["instruct", "base", "embedder"]) expect(await page.getByTestId(`device-${role}`).textContent()).toBe("wasm");
+      for (const role of ["instruct", "base", "embedder"])
+        expect(await page.getByTestId(`device-${role}`).textContent()).toBe("wasm");
       expect(await page.getByTestId("load-progress").textContent()).toContain("100");
       await page.getByTestId("tiny-warning").waitFor();
 
@@ -54,12 +64,17 @@ describe("the LM lab page", () => {
       await page.getByTestId("max-tokens").fill("16");
       await page.getByTestId("run-compare").click();
       await page.getByTestId("measures").waitFor({ timeout: RUN_TIMEOUT });
-      console.info(`LM lab, tiny models on wasm, load + Direct vs VS (N = 4, k = 2): ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      console.info(
+        `LM lab, tiny models on wasm, load + Direct vs VS (N = 4, k = 2): ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+      );
 
       expect(await page.getByTestId("direct-replies").locator("li").count()).toBe(4);
       expect(await page.getByTestId("vs-call").count()).toBe(2);
-      expect(await page.getByTestId("vs-call").first().textContent()).toMatch(/read as (json|tags|loose-json|list|raw)/);
-      const cells = async (row: string) => page.locator(`[data-testid="measures"] tr[data-row="${row}"] td`).allTextContents();
+      expect(await page.getByTestId("vs-call").first().textContent()).toMatch(
+        /read as (json|tags|loose-json|list|raw)/,
+      );
+      const cells = async (row: string) =>
+        page.locator(`[data-testid="measures"] tr[data-row="${row}"] td`).allTextContents();
       expect((await cells("count"))[0]).toBe("4");
       for (const row of ["distinct1", "distinct2", "distinct3", "embedding"]) {
         const values = (await cells(row)).slice(0, 2).map(Number);
@@ -67,7 +82,9 @@ describe("the LM lab page", () => {
         for (const v of values) expect(v, row).toBeLessThanOrEqual(1);
       }
       expect((await cells("parsed"))[0]).toMatch(/^\d of 4$/);
-      expect(await page.getByTestId("outcome-chart").locator('g[aria-label="bar"] rect').count()).toBe(20);
+      expect(
+        await page.getByTestId("outcome-chart").locator('g[aria-label="bar"] rect').count(),
+      ).toBe(20);
       expect(await page.getByTestId("compare-error").count()).toBe(0);
       expect(errors).toEqual([]);
       expect(foreign).toEqual([]);
@@ -97,11 +114,15 @@ describe("the LM lab page", () => {
       await page.getByTestId("max-tokens").fill("16");
       await page.getByTestId("run-compare").click();
       await page.getByTestId("measures").waitFor({ timeout: RUN_TIMEOUT });
-      const rows = await page.locator('[data-testid="measures"] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-row")));
+      const rows = await page
+        .locator('[data-testid="measures"] tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-row")));
       expect(rows).toContain("parsed");
       expect(rows).not.toContain("ks");
       expect(await page.getByTestId("direct-replies").locator("li").count()).toBe(4);
-      expect(await page.getByTestId("outcome-chart").locator('g[aria-label="bar"] rect').count()).toBe(6); // two verdicts × Direct, VS all, VS selected
+      expect(
+        await page.getByTestId("outcome-chart").locator('g[aria-label="bar"] rect').count(),
+      ).toBe(6); // two verdicts × Direct, VS all, VS selected
       expect(await page.getByTestId("compare-error").count()).toBe(0);
       expect(errors).toEqual([]);
       await context.close();

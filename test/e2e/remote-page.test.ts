@@ -27,7 +27,10 @@ describe.skipIf(RAY_MISSING)("the Remote page with a real Ray head", () => {
   const received: string[] = [];
 
   beforeAll(async () => {
-    const [started, served] = await Promise.all([startRayHead({ cpus: 2 }), serveBuild("collapse-lab-remote-")]);
+    const [started, served] = await Promise.all([
+      startRayHead({ cpus: 2 }),
+      serveBuild("collapse-lab-remote-"),
+    ]);
     head = started;
     ({ base, cleanup } = served);
     const tmp = served.tmp;
@@ -70,7 +73,9 @@ describe.skipIf(RAY_MISSING)("the Remote page with a real Ray head", () => {
     const { page, errors } = await open("#remote");
     await page.getByTestId("relay-url").fill(relayUrl);
     await page.getByTestId("connect").click();
-    await expect.poll(() => page.getByTestId("relay-info").textContent(), { timeout: 30_000 }).toMatch(/Connected: Ray 2\.\d+\.\d+ at http:\/\/127\.0\.0\.1:\d+/);
+    await expect
+      .poll(() => page.getByTestId("relay-info").textContent(), { timeout: 30_000 })
+      .toMatch(/Connected: Ray 2\.\d+\.\d+ at http:\/\/127\.0\.0\.1:\d+/);
     await shot(page, "connected");
 
     await page.getByTestId("submit").click(); // the relay bundles and uploads the job: some seconds
@@ -82,28 +87,46 @@ describe.skipIf(RAY_MISSING)("the Remote page with a real Ray head", () => {
     // the learning curve is drawn from the units' points while the job still runs
     try {
       await page.waitForFunction(
-        () => document.querySelector('[data-testid="job-status"]')?.textContent === "RUNNING" && !!document.querySelector('[data-testid="remote-figures"] [data-testid="figure-curves"] svg'),
+        () =>
+          document.querySelector('[data-testid="job-status"]')?.textContent === "RUNNING" &&
+          !!document.querySelector(
+            '[data-testid="remote-figures"] [data-testid="figure-curves"] svg',
+          ),
         undefined,
         { timeout: 240_000, polling: 250 },
       );
     } catch (e) {
-      throw new Error(`no live curve while ${id} ran (status ${await status.textContent()}):\n${driverLog(head!, id).slice(-3000)}\n${(e as Error).message}`, { cause: e });
+      throw new Error(
+        `no live curve while ${id} ran (status ${await status.textContent()}):\n${driverLog(head!, id).slice(-3000)}\n${(e as Error).message}`,
+        { cause: e },
+      );
     }
     await shot(page, "running");
     expect(await page.getByTestId("job-log").textContent()).not.toContain("@@collapse-lab");
 
     try {
-      await expect.poll(() => status.textContent(), { timeout: 300_000, interval: 1000 }).toBe("SUCCEEDED");
+      await expect
+        .poll(() => status.textContent(), { timeout: 300_000, interval: 1000 })
+        .toBe("SUCCEEDED");
     } catch (e) {
-      throw new Error(`${id} did not succeed (${await status.textContent()}):\n${driverLog(head!, id).slice(-3000)}\n${(e as Error).message}`, { cause: e });
+      throw new Error(
+        `${id} did not succeed (${await status.textContent()}):\n${driverLog(head!, id).slice(-3000)}\n${(e as Error).message}`,
+        { cause: e },
+      );
     }
     await page.getByTestId("job-saved").waitFor({ timeout: 30_000 });
-    await expect.poll(() => page.getByTestId("results-table").locator("tbody tr").count()).toBeGreaterThan(0);
-    await page.getByTestId("job-log").evaluate((el) => el.closest("details")?.setAttribute("open", ""));
+    await expect
+      .poll(() => page.getByTestId("results-table").locator("tbody tr").count())
+      .toBeGreaterThan(0);
+    await page
+      .getByTestId("job-log")
+      .evaluate((el) => el.closest("details")?.setAttribute("open", ""));
     await shot(page, "succeeded");
     // on a phone the page keeps to the screen's width (the job's long id, the log and the table wrap or scroll in their boxes)
     await page.setViewportSize({ width: 360, height: 800 });
-    await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBeLessThanOrEqual(0);
+    await expect
+      .poll(() => page.evaluate(() => document.documentElement.scrollWidth - innerWidth))
+      .toBeLessThanOrEqual(0);
     await shot(page, "succeeded-phone");
     await page.setViewportSize({ width: 1280, height: 900 });
 
@@ -118,21 +141,33 @@ describe.skipIf(RAY_MISSING)("the Remote page with a real Ray head", () => {
 
     // a reload re-attaches to the job it followed
     await page.goto(new URL("./?v=1&preset=persuasion-smoke#remote", base).href);
-    await expect.poll(() => page.getByTestId("job-status").textContent(), { timeout: 60_000 }).toBe("SUCCEEDED");
+    await expect
+      .poll(() => page.getByTestId("job-status").textContent(), { timeout: 60_000 })
+      .toBe("SUCCEEDED");
     expect(await page.getByTestId("remote-job").locator("h3 code").textContent()).toBe(id);
 
     // a second job, stopped from the page: it ends as STOPPED and nothing of it is kept
     await page.getByRole("button", { name: "Forget this job" }).click();
     await page.getByTestId("submit").click();
-    await expect.poll(() => page.getByTestId("remote-job").locator("h3 code").textContent(), { timeout: 120_000 }).not.toBe(id);
+    await expect
+      .poll(() => page.getByTestId("remote-job").locator("h3 code").textContent(), {
+        timeout: 120_000,
+      })
+      .not.toBe(id);
     const second = (await page.getByTestId("remote-job").locator("h3 code").textContent())!;
-    await expect.poll(() => page.getByTestId("job-status").textContent(), { timeout: 120_000 }).toMatch(/^(PENDING|RUNNING)$/);
+    await expect
+      .poll(() => page.getByTestId("job-status").textContent(), { timeout: 120_000 })
+      .toMatch(/^(PENDING|RUNNING)$/);
     await page.getByTestId("stop").click();
-    await expect.poll(() => page.getByTestId("job-status").textContent(), { timeout: 120_000 }).toBe("STOPPED");
+    await expect
+      .poll(() => page.getByTestId("job-status").textContent(), { timeout: 120_000 })
+      .toBe("STOPPED");
     await shot(page, "stopped");
     await page.locator('nav a[href="#runs"]').click();
     await page.getByTestId("runs-table").waitFor();
-    expect(await page.getByTestId("runs-table").locator("tbody tr").filter({ hasText: second }).count()).toBe(0);
+    expect(
+      await page.getByTestId("runs-table").locator("tbody tr").filter({ hasText: second }).count(),
+    ).toBe(0);
 
     expect(errors).toEqual([]);
     await page.close();

@@ -48,13 +48,22 @@ const measure = (page: Page) =>
     if (header) header.style.display = "none";
     const documentWidth = document.documentElement.scrollWidth;
     if (header) header.style.display = "";
-    return { scrollWidth: s.scrollWidth, clientWidth: s.clientWidth, left: box.left, right: box.right, documentWidth, innerWidth };
+    return {
+      scrollWidth: s.scrollWidth,
+      clientWidth: s.clientWidth,
+      left: box.left,
+      right: box.right,
+      documentWidth,
+      innerWidth,
+    };
   });
 
 describe("the Runs page", () => {
   it("lists persuasion-paper's recording, and comparing it with persuasion-quick's shows both tables", async () => {
     const { page, errors } = await openRuns();
-    const paper = page.getByTestId("recordings-table").locator('tr[data-preset="persuasion-paper"]');
+    const paper = page
+      .getByTestId("recordings-table")
+      .locator('tr[data-preset="persuasion-paper"]');
     await expect.poll(() => paper.textContent()).toContain(title("persuasion-paper"));
     expect(await page.getByTestId("recording-error").count()).toBe(0);
 
@@ -63,7 +72,10 @@ describe("the Runs page", () => {
     const compare = page.getByTestId("compare");
     await expect.poll(() => compare.getByTestId("results-table").count()).toBe(2);
     const headings = await compare.locator("h4").allTextContents();
-    expect(headings).toEqual([`${title("persuasion-paper")} (recording)`, `${title("persuasion-quick")} (recording)`]);
+    expect(headings).toEqual([
+      `${title("persuasion-paper")} (recording)`,
+      `${title("persuasion-quick")} (recording)`,
+    ]);
     // the paper's six conditions and quick's four, each under its own header row
     expect(await compare.getByTestId("results-table").nth(0).locator("tbody tr").count()).toBe(6);
     expect(await compare.getByTestId("results-table").nth(1).locator("tbody tr").count()).toBe(4);
@@ -74,11 +86,21 @@ describe("the Runs page", () => {
   it("compares an imported run with the paper's recording in one click, and fits 360 to 1920 px", async () => {
     const { page, errors } = await openRuns();
     const file = readFileSync(join(__dirname, "../../public/recorded/persuasion-quick.json"));
-    await page.getByTestId("import").setInputFiles({ name: "my-quick-run.json", mimeType: "application/json", buffer: file });
-    const row = page.getByTestId("runs-table").locator("tbody tr").filter({ hasText: "my-quick-run.json" });
+    await page
+      .getByTestId("import")
+      .setInputFiles({ name: "my-quick-run.json", mimeType: "application/json", buffer: file });
+    const row = page
+      .getByTestId("runs-table")
+      .locator("tbody tr")
+      .filter({ hasText: "my-quick-run.json" });
     await row.getByRole("button", { name: "Compare with the paper's figure" }).click();
     const compare = page.getByTestId("compare");
-    await expect.poll(() => compare.locator("h4").allTextContents()).toEqual(["my-quick-run.json (persuasion-quick)", `${title("persuasion-paper")} (recording)`]);
+    await expect
+      .poll(() => compare.locator("h4").allTextContents())
+      .toEqual([
+        "my-quick-run.json (persuasion-quick)",
+        `${title("persuasion-paper")} (recording)`,
+      ]);
     expect(await compare.getByTestId("results-table").count()).toBe(2);
     for (const width of [360, 390, 820, 900, 1280, 1920]) {
       await page.setViewportSize({ width, height: 800 });

@@ -34,34 +34,51 @@ async function open(width: number): Promise<{ page: Page; errors: string[] }> {
   return { page, errors };
 }
 
-const cells = (page: Page, role: string) => page.locator(`[data-testid="reply-table"] tr[data-role="${role}"] td:not([data-col])`).allTextContents();
+const cells = (page: Page, role: string) =>
+  page
+    .locator(`[data-testid="reply-table"] tr[data-role="${role}"] td:not([data-col])`)
+    .allTextContents();
 
 describe("the Simulators page", () => {
-  it.each([360, 390, 820, 900, 1280, 1920])("at %i px nothing scrolls sideways, with every group shown", async (width) => {
-    const { page, errors } = await open(width);
-    await page.getByLabel("held-out panel").check();
-    await page.getByLabel("humans by latent type").check();
-    await page.getByTestId("multiples-type").waitFor();
-    await page.waitForTimeout(300); // charts redraw at their measured width
-    const m = await page.evaluate(() => {
-      const section = document.querySelector("section.page") as HTMLElement;
-      // elements reaching past the viewport, other than the contents of a box that scrolls itself
-      const outside = [...section.querySelectorAll("*")]
-        .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5 && !e.parentElement?.closest(".scroll-x, .plot"))
-        .map((e) => e.outerHTML.slice(0, 80));
-      return { doc: document.documentElement.scrollWidth, inner: innerWidth, section: [section.scrollWidth, section.clientWidth], outside };
-    });
-    expect(m.outside).toEqual([]);
-    expect(m.section[0]).toBeLessThanOrEqual(m.section[1]);
-    expect(m.doc).toBeLessThanOrEqual(m.inner);
-    // wide tables scroll inside their own box
-    for (const id of ["reply-table", "diagnostics-table", "unions-table", "side-by-side"]) {
-      const box = await page.getByTestId(id).evaluate((t) => getComputedStyle(t.closest(".scroll-x")!).overflowX);
-      expect(box, id).toBe("auto");
-    }
-    expect(errors).toEqual([]);
-    await page.close();
-  });
+  it.each([360, 390, 820, 900, 1280, 1920])(
+    "at %i px nothing scrolls sideways, with every group shown",
+    async (width) => {
+      const { page, errors } = await open(width);
+      await page.getByLabel("held-out panel").check();
+      await page.getByLabel("humans by latent type").check();
+      await page.getByTestId("multiples-type").waitFor();
+      await page.waitForTimeout(300); // charts redraw at their measured width
+      const m = await page.evaluate(() => {
+        const section = document.querySelector("section.page") as HTMLElement;
+        // elements reaching past the viewport, other than the contents of a box that scrolls itself
+        const outside = [...section.querySelectorAll("*")]
+          .filter(
+            (e) =>
+              e.getBoundingClientRect().right > innerWidth + 0.5 &&
+              !e.parentElement?.closest(".scroll-x, .plot"),
+          )
+          .map((e) => e.outerHTML.slice(0, 80));
+        return {
+          doc: document.documentElement.scrollWidth,
+          inner: innerWidth,
+          section: [section.scrollWidth, section.clientWidth],
+          outside,
+        };
+      });
+      expect(m.outside).toEqual([]);
+      expect(m.section[0]).toBeLessThanOrEqual(m.section[1]);
+      expect(m.doc).toBeLessThanOrEqual(m.inner);
+      // wide tables scroll inside their own box
+      for (const id of ["reply-table", "diagnostics-table", "unions-table", "side-by-side"]) {
+        const box = await page
+          .getByTestId(id)
+          .evaluate((t) => getComputedStyle(t.closest(".scroll-x")!).overflowX);
+        expect(box, id).toBe("auto");
+      }
+      expect(errors).toEqual([]);
+      await page.close();
+    },
+  );
 
   it("the γ slider redraws the aligned row at once; reset brings back the run's", async () => {
     const { page, errors } = await open(1280);

@@ -25,7 +25,10 @@ afterAll(async () => {
   await cleanup?.(); // closes the server and removes the build folder
 });
 
-async function open(path: string, viewport = { width: 1280, height: 800 }): Promise<{ page: Page; errors: string[] }> {
+async function open(
+  path: string,
+  viewport = { width: 1280, height: 800 },
+): Promise<{ page: Page; errors: string[] }> {
   const page = await context.newPage();
   await page.setViewportSize(viewport);
   const errors: string[] = [];
@@ -35,27 +38,44 @@ async function open(path: string, viewport = { width: 1280, height: 800 }): Prom
   return { page, errors };
 }
 
-const recorded = (preset: string) => parseReport(readFileSync(`public/recorded/${preset}.json`, "utf8"));
-const mean = (preset: string, id: string, metric: "trainSuccess" | "heldoutSuccess" | "humanSuccess") => recorded(preset).conditions.find((c) => c.id === id)!.summary[metric].mean;
+const recorded = (preset: string) =>
+  parseReport(readFileSync(`public/recorded/${preset}.json`, "utf8"));
+const mean = (
+  preset: string,
+  id: string,
+  metric: "trainSuccess" | "heldoutSuccess" | "humanSuccess",
+) => recorded(preset).conditions.find((c) => c.id === id)!.summary[metric].mean;
 
 describe("the first screen", () => {
   it("holds the narrative and the annotated figure of a recording in which vs and population beat single", async () => {
     // the recording the app opens on shows the effect: both fixes above single held-out and with humans
     for (const fix of ["vs", "population"]) {
-      expect(mean("persuasion-paper", fix, "heldoutSuccess")).toBeGreaterThan(mean("persuasion-paper", "single", "heldoutSuccess"));
-      expect(mean("persuasion-paper", fix, "humanSuccess")).toBeGreaterThan(mean("persuasion-paper", "single", "humanSuccess"));
+      expect(mean("persuasion-paper", fix, "heldoutSuccess")).toBeGreaterThan(
+        mean("persuasion-paper", "single", "heldoutSuccess"),
+      );
+      expect(mean("persuasion-paper", fix, "humanSuccess")).toBeGreaterThan(
+        mean("persuasion-paper", "single", "humanSuccess"),
+      );
     }
     const { page, errors } = await open("./");
     const story = page.getByTestId("story");
-    await expect.poll(() => story.getByTestId("story-single-train").textContent(), { timeout: 60_000 }).toContain(`${Math.round(100 * mean("persuasion-paper", "single", "trainSuccess"))}`);
-    expect(await story.getByTestId("story-single-human").textContent()).toContain(`${Math.round(100 * mean("persuasion-paper", "single", "humanSuccess"))}`);
+    await expect
+      .poll(() => story.getByTestId("story-single-train").textContent(), { timeout: 60_000 })
+      .toContain(`${Math.round(100 * mean("persuasion-paper", "single", "trainSuccess"))}`);
+    expect(await story.getByTestId("story-single-human").textContent()).toContain(
+      `${Math.round(100 * mean("persuasion-paper", "single", "humanSuccess"))}`,
+    );
     const label = page
       .getByTestId("figure-curves")
       .locator("svg text", { hasText: /^single \d+ %$/ })
       .first();
     await label.waitFor();
     const fold = 800;
-    for (const box of [await story.boundingBox(), await page.getByTestId("figure-curves").locator("svg").last().boundingBox(), await label.boundingBox()]) {
+    for (const box of [
+      await story.boundingBox(),
+      await page.getByTestId("figure-curves").locator("svg").last().boundingBox(),
+      await label.boundingBox(),
+    ]) {
       expect(box).not.toBeNull();
       expect(box!.y).toBeGreaterThanOrEqual(0);
       expect(box!.y + box!.height).toBeLessThanOrEqual(fold);
@@ -77,8 +97,12 @@ describe("the figure shows what the URL and the controls say", () => {
     await page.getByTestId("story-single-train").waitFor({ timeout: 60_000 });
     await page.locator("#preset").selectOption("persuasion-quick");
     const quick = recorded("persuasion-quick");
-    await expect.poll(() => page.getByTestId("story-single-train").textContent(), { timeout: 30_000 }).toContain(`${Math.round(100 * mean("persuasion-quick", "single", "trainSuccess"))}`);
-    await expect.poll(() => page.getByTestId("runbar").textContent()).toContain(`${(quick.timing.totalMs / 1000).toFixed(0)} s`);
+    await expect
+      .poll(() => page.getByTestId("story-single-train").textContent(), { timeout: 30_000 })
+      .toContain(`${Math.round(100 * mean("persuasion-quick", "single", "trainSuccess"))}`);
+    await expect
+      .poll(() => page.getByTestId("runbar").textContent())
+      .toContain(`${(quick.timing.totalMs / 1000).toFixed(0)} s`);
     expect(await page.getByTestId("figure-mismatch").count()).toBe(0);
     await page.close();
   }, 300_000);
@@ -86,7 +110,9 @@ describe("the figure shows what the URL and the controls say", () => {
   it("a set= override that no recording matches is said over the figure", async () => {
     const { page } = await open("./?set=simulator.gamma%3D1");
     await page.getByTestId("figure-mismatch").waitFor({ timeout: 60_000 });
-    expect(await page.getByTestId("figure-mismatch").textContent()).toMatch(/simulator\.gamma\s*10 here, 1 chosen/);
+    expect(await page.getByTestId("figure-mismatch").textContent()).toMatch(
+      /simulator\.gamma\s*10 here, 1 chosen/,
+    );
     await page.close();
   }, 300_000);
 
@@ -132,7 +158,10 @@ describe("layout", () => {
     const { page, errors } = await open("./");
     const wide: string[] = [];
     const measure = async (what: string, width: number) => {
-      const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+      const [scroll, inner] = await page.evaluate(() => [
+        document.documentElement.scrollWidth,
+        innerWidth,
+      ]);
       if (scroll > inner) wide.push(`${what} at ${width} px: ${scroll} px wide`);
     };
     for (const width of [360, 390, 820, 900, 1280, 1920]) {
@@ -172,7 +201,11 @@ describe("statistics on screen", () => {
       const { page } = await open(`./?preset=${preset}`);
       const table = page.getByTestId("results-table");
       await table.waitFor({ timeout: 60_000 });
-      const rows = await table.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+      const rows = await table
+        .locator("tbody tr")
+        .evaluateAll((trs) =>
+          trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+        );
       expect(rows.length).toBeGreaterThan(0);
       for (const cells of rows) {
         cells.forEach((text, i) => {
@@ -198,7 +231,11 @@ describe("presentation mode", () => {
     const sizes = await page
       .locator("figure.chart")
       .evaluateAll((figs) =>
-        figs.flatMap((f) => [...f.querySelectorAll("svg text, svg tspan, [class*='-swatches'] span")].filter((e) => (e.textContent ?? "").trim()).map((e) => parseFloat(getComputedStyle(e).fontSize))),
+        figs.flatMap((f) =>
+          [...f.querySelectorAll("svg text, svg tspan, [class*='-swatches'] span")]
+            .filter((e) => (e.textContent ?? "").trim())
+            .map((e) => parseFloat(getComputedStyle(e).fontSize)),
+        ),
       );
     expect(sizes.length).toBeGreaterThan(20);
     expect(Math.min(...sizes)).toBeGreaterThanOrEqual(14);
@@ -215,8 +252,11 @@ describe("Pause during pretraining", () => {
     const { page } = await open("./?preset=persuasion-smoke&seedBase=4242&backend=wasm");
     await page.getByTestId("run").click();
     const progress = page.getByTestId("progress-text");
-    await expect.poll(() => progress.textContent(), { timeout: 120_000 }).toMatch(/pretraining: \d+\/\d+/);
-    const done = async () => Number((await progress.textContent())?.match(/pretraining: (\d+)\//)?.[1]);
+    await expect
+      .poll(() => progress.textContent(), { timeout: 120_000 })
+      .toMatch(/pretraining: \d+\/\d+/);
+    const done = async () =>
+      Number((await progress.textContent())?.match(/pretraining: (\d+)\//)?.[1]);
     await page.getByRole("button", { name: "Pause" }).click();
     const atPause = await done();
     expect(await page.getByTestId("status").textContent()).toBe("paused");
@@ -243,7 +283,9 @@ describe("Pause during pretraining", () => {
     await page.getByRole("button", { name: "Resume" }).click();
     await expect.poll(() => page.getByTestId("elapsed").textContent()).not.toBe(clock);
     await page.getByRole("button", { name: "Stop" }).click();
-    await expect.poll(() => page.getByTestId("status").textContent(), { timeout: 60_000 }).toBe("stopped");
+    await expect
+      .poll(() => page.getByTestId("status").textContent(), { timeout: 60_000 })
+      .toBe("stopped");
     await page.close();
   }, 360_000);
 });

@@ -1,7 +1,12 @@
 // Model config validation and checkpoint integrity checks.
 import { describe, it, expect } from "vitest";
 import { validateModelConfig, parameterCount, DEFAULT_MODEL } from "../../src/engine/config";
-import { initCheckpoint, validateCheckpoint, cloneCheckpoint, transferables } from "../../src/engine/checkpoint";
+import {
+  initCheckpoint,
+  validateCheckpoint,
+  cloneCheckpoint,
+  transferables,
+} from "../../src/engine/checkpoint";
 import { TINY } from "./fixtures";
 
 describe("model config", () => {

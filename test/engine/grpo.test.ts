@@ -29,7 +29,16 @@ describe("grpoUpdate", () => {
   const rows = 4;
   const tokens = Int32Array.from({ length: rows * T }, (_, i) => (i * 5) % TINY.vocab);
   const mask = Float32Array.from({ length: rows * T }, (_, i) => (i % T >= 2 ? 1 : 0));
-  const hyper = { ...DEFAULT_OPTIM, epsLow: 0.2, epsHigh: 0.28, klCoef: 0.05, temperature: 1, groupSize: 2, updatesPerBatch: 1, scaleByStd: true };
+  const hyper = {
+    ...DEFAULT_OPTIM,
+    epsLow: 0.2,
+    epsHigh: 0.28,
+    klCoef: 0.05,
+    temperature: 1,
+    groupSize: 2,
+    updatesPerBatch: 1,
+    scaleByStd: true,
+  };
 
   it("raises the log-prob of the better rollout in each group and reports KL to the reference", async () => {
     const ck = initCheckpoint(TINY, 1);
@@ -40,7 +49,8 @@ describe("grpoUpdate", () => {
     expect(first.kl).toBeCloseTo(0, 10); // policy = reference before the first update
     expect(first.rewardMean).toBe(0.5);
     const after = await policy.tokenLogprobs({ rows, tokens });
-    const sum = (lp: Float32Array, b: number) => lp.slice(b * T, (b + 1) * T).reduce((s, x) => s + x, 0);
+    const sum = (lp: Float32Array, b: number) =>
+      lp.slice(b * T, (b + 1) * T).reduce((s, x) => s + x, 0);
     expect(sum(after, 0)).toBeGreaterThan(sum(before, 0));
     expect(sum(after, 1)).toBeLessThan(sum(before, 1));
     expect(sum(after, 3)).toBeGreaterThan(sum(before, 3));
@@ -50,7 +60,11 @@ describe("grpoUpdate", () => {
 
   it("takes several clipped steps per batch when updatesPerBatch > 1", async () => {
     const policy = cpu.createModel(initCheckpoint(TINY, 2), { capacity: rows });
-    const s = await grpoUpdate(policy, null, { rows, tokens, mask }, [1, 0, 1, 0], { ...hyper, lr: 0.05, updatesPerBatch: 4 });
+    const s = await grpoUpdate(policy, null, { rows, tokens, mask }, [1, 0, 1, 0], {
+      ...hyper,
+      lr: 0.05,
+      updatesPerBatch: 4,
+    });
     expect(s.clipFrac).toBe(0); // stats of the first update, where r ≡ 1
     const ck = await policy.checkpoint();
     expect(ck.optimizer?.step).toBe(4);

@@ -4,12 +4,31 @@
 import { describe, it, expect, beforeAll } from "vitest";
 import { paramSpecs } from "../../src/engine/config";
 import { initCheckpoint } from "../../src/engine/checkpoint";
-import { DEFAULT_OPTIM, maskTable, type StepHyper, type TrainBatch } from "../../src/engine/backend";
+import {
+  DEFAULT_OPTIM,
+  maskTable,
+  type StepHyper,
+  type TrainBatch,
+} from "../../src/engine/backend";
 import { Rng } from "../../src/engine/random";
 import { JaxBackend } from "../../src/engine/backends/jax";
 import { Float64Backend, referenceObjective } from "../../src/engine/backends/float64";
 import { DEFAULT_PATTERN_TASK, runPatternTask } from "../../src/engine/pattern-task";
-import { CONFIGS, FORBIDDEN, MASKS, MLE, POLICY, ROWS, finiteDifferences, policyBatch, randomCheckpoint, randomMask, randomTokens, relativeErrors, toParams } from "./fixtures";
+import {
+  CONFIGS,
+  FORBIDDEN,
+  MASKS,
+  MLE,
+  POLICY,
+  ROWS,
+  finiteDifferences,
+  policyBatch,
+  randomCheckpoint,
+  randomMask,
+  randomTokens,
+  relativeErrors,
+  toParams,
+} from "./fixtures";
 
 let jax: JaxBackend;
 beforeAll(async () => {
@@ -33,11 +52,19 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     const { tokens, cls } = randomTokens(config, rng);
     const [a, b] = [jax.createModel(ck, opts), reference.createModel(ck, opts)];
     const dist = { temperature: 0.7, logitScale: 1.3 };
-    const diffTokens = maxAbsDiffAllowed(await a.tokenLogprobs({ rows: ROWS, tokens, cls }, dist), await b.tokenLogprobs({ rows: ROWS, tokens, cls }, dist));
+    const diffTokens = maxAbsDiffAllowed(
+      await a.tokenLogprobs({ rows: ROWS, tokens, cls }, dist),
+      await b.tokenLogprobs({ rows: ROWS, tokens, cls }, dist),
+    );
     const pos = Int32Array.from({ length: ROWS }, (_, i) => 1 + ((i * 3) % (config.context - 1)));
     const rowCls = Int32Array.from({ length: ROWS }, (_, i) => i % 2);
-    const diffNext = maxAbsDiffAllowed(await a.nextLogprobs(tokens, ROWS, pos, rowCls, dist), await b.nextLogprobs(tokens, ROWS, pos, rowCls, dist));
-    console.info(`forward (${config.layers} layer): max |Δ log p| tokens ${diffTokens.toExponential(2)}, next ${diffNext.toExponential(2)}`);
+    const diffNext = maxAbsDiffAllowed(
+      await a.nextLogprobs(tokens, ROWS, pos, rowCls, dist),
+      await b.nextLogprobs(tokens, ROWS, pos, rowCls, dist),
+    );
+    console.info(
+      `forward (${config.layers} layer): max |Δ log p| tokens ${diffTokens.toExponential(2)}, next ${diffNext.toExponential(2)}`,
+    );
     expect(diffTokens).toBeLessThan(1e-4);
     expect(diffNext).toBeLessThan(1e-4);
     a.dispose();
@@ -49,7 +76,11 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     const dist = { temperature: 0.7, logitScale: 1.3 };
     const [a, b] = [jax.createModel(ck, opts), reference.createModel(ck, opts)];
     const batch = { rows: ROWS, tokens, cls };
-    const [qa, qb, lp] = [await a.tokenDistributions(batch, dist), await b.tokenDistributions(batch, dist), await b.tokenLogprobs(batch, dist)];
+    const [qa, qb, lp] = [
+      await a.tokenDistributions(batch, dist),
+      await b.tokenDistributions(batch, dist),
+      await b.tokenLogprobs(batch, dist),
+    ];
     const V = config.vocab;
     let diff = 0,
       offToken = 0,
@@ -74,10 +105,21 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     // the model's own distributions as refDist: the forward KL and its gradient vanish
     const mask = randomMask(ROWS * config.context, Rng.seed(3));
     const h = { ...MLE, temperature: dist.temperature, forwardKlCoef: 1 };
-    const self = await a.gradients({ ...batch, mask, advantages: new Float32Array(ROWS), refDist: await a.tokenDistributions(batch, { temperature: dist.temperature }) }, h);
+    const self = await a.gradients(
+      {
+        ...batch,
+        mask,
+        advantages: new Float32Array(ROWS),
+        refDist: await a.tokenDistributions(batch, { temperature: dist.temperature }),
+      },
+      h,
+    );
     expect(Math.abs(self.stats.forwardKl)).toBeLessThan(1e-5);
     expect(Math.max(...self.grads.map((g) => Math.max(...g.map(Math.abs))))).toBeLessThan(1e-5);
-    const other = await a.gradients({ ...batch, mask, advantages: new Float32Array(ROWS), refDist: qb }, h);
+    const other = await a.gradients(
+      { ...batch, mask, advantages: new Float32Array(ROWS), refDist: qb },
+      h,
+    );
     expect(other.stats.forwardKl).toBeGreaterThan(1e-3); // another temperature is another distribution
     a.dispose();
   });
@@ -93,13 +135,18 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     expect(stats.loss).toBeCloseTo(ref.loss, 4);
     expect(stats.clipFrac).toBeCloseTo(ref.clipFrac, 5);
     expect(ref.clipFrac).toBeGreaterThan(0.05); // both branches of the min are exercised
-    const fd = finiteDifferences(params, () => referenceObjective(config, params, table, batch, POLICY).loss);
+    const fd = finiteDifferences(
+      params,
+      () => referenceObjective(config, params, table, batch, POLICY).loss,
+    );
     const errors = relativeErrors(
       config,
       grads.map((g) => Float64Array.from(g)),
       fd,
     );
-    console.info(`jax policy-loss gradients (${config.layers} layer): max relative error ${Math.max(...Object.values(errors)).toExponential(2)}`);
+    console.info(
+      `jax policy-loss gradients (${config.layers} layer): max relative error ${Math.max(...Object.values(errors)).toExponential(2)}`,
+    );
     for (const [name, e] of Object.entries(errors)) expect(e, name).toBeLessThan(1e-3);
   });
 
@@ -113,13 +160,18 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     model.dispose();
     const params = toParams(ck);
     expect(stats.nll).toBeCloseTo(referenceObjective(config, params, table, batch, MLE).nll, 4);
-    const fd = finiteDifferences(params, () => referenceObjective(config, params, table, batch, MLE).nll);
+    const fd = finiteDifferences(
+      params,
+      () => referenceObjective(config, params, table, batch, MLE).nll,
+    );
     const errors = relativeErrors(
       config,
       grads.map((g) => Float64Array.from(g)),
       fd,
     );
-    console.info(`jax NLL gradients (${config.layers} layer): max relative error ${Math.max(...Object.values(errors)).toExponential(2)}`);
+    console.info(
+      `jax NLL gradients (${config.layers} layer): max relative error ${Math.max(...Object.values(errors)).toExponential(2)}`,
+    );
     for (const [name, e] of Object.entries(errors)) expect(e, name).toBeLessThan(1e-3);
   });
 
@@ -127,7 +179,14 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     const ck = randomCheckpoint(config, 9);
     const batch = await policyBatch(config, ck, 2);
     // a large eps keeps m/√v smooth where g ≈ 0, so float32 noise cannot flip a sign
-    const h: StepHyper = { ...DEFAULT_OPTIM, ...POLICY, lr: 1e-2, eps: 1e-2, weightDecay: 0.1, clipNorm: 0.5 };
+    const h: StepHyper = {
+      ...DEFAULT_OPTIM,
+      ...POLICY,
+      lr: 1e-2,
+      eps: 1e-2,
+      weightDecay: 0.1,
+      clipNorm: 0.5,
+    };
     const [a, b] = [jax.createModel(ck, opts), reference.createModel(ck, opts)];
     for (let s = 0; s < 3; s++) {
       const [sa, sb] = [await a.trainStep(batch, h), await b.trainStep(batch, h)];
@@ -138,7 +197,10 @@ describe.each(CONFIGS)("jax-js wasm vs float64 reference (%s)", (_, config) => {
     a.dispose();
     expect(ca.optimizer?.step).toBe(3);
     paramSpecs(config).forEach((s, k) => {
-      const diff = ca.tensors[k].data.reduce((m, x, i) => Math.max(m, Math.abs(x - cb.tensors[k].data[i])), 0);
+      const diff = ca.tensors[k].data.reduce(
+        (m, x, i) => Math.max(m, Math.abs(x - cb.tensors[k].data[i])),
+        0,
+      );
       expect(diff, s.name).toBeLessThan(1e-4);
     });
   });
@@ -152,7 +214,10 @@ describe("jax-js engine", () => {
     await model.trainStep(batch, { ...DEFAULT_OPTIM, ...POLICY });
     const ck = await model.checkpoint();
     const copy = jax.createModel(ck, opts);
-    const [s1, s2] = [await model.trainStep(batch, { ...DEFAULT_OPTIM, ...POLICY }), await copy.trainStep(batch, { ...DEFAULT_OPTIM, ...POLICY })];
+    const [s1, s2] = [
+      await model.trainStep(batch, { ...DEFAULT_OPTIM, ...POLICY }),
+      await copy.trainStep(batch, { ...DEFAULT_OPTIM, ...POLICY }),
+    ];
     expect(s2).toEqual(s1);
     const [c1, c2] = [await model.checkpoint(), await copy.checkpoint()];
     expect(c2).toEqual(c1);
@@ -167,7 +232,10 @@ describe("jax-js engine", () => {
     for (const t of ck.tensors) if (t.name.includes("mlp")) t.data.fill(0); // GELU input = b1 = 0 exactly
     const model = jax.createModel(ck, opts);
     const { tokens, cls } = randomTokens(config, Rng.seed(1));
-    const { grads } = await model.gradients({ rows: ROWS, tokens, cls, mask: new Float32Array(tokens.length).fill(1) }, MLE);
+    const { grads } = await model.gradients(
+      { rows: ROWS, tokens, cls, mask: new Float32Array(tokens.length).fill(1) },
+      MLE,
+    );
     model.dispose();
     for (const g of grads) expect(g.every(Number.isFinite)).toBe(true);
   });
@@ -176,24 +244,36 @@ describe("jax-js engine", () => {
     const config = CONFIGS[0][1];
     const model = jax.createModel(initCheckpoint(config, 0), opts);
     const T = config.context;
-    await expect(model.tokenLogprobs({ rows: 1, tokens: new Int32Array(T).fill(99) })).rejects.toThrow(/outside vocab/);
-    await expect(model.tokenLogprobs({ rows: 9, tokens: new Int32Array(9 * T) })).rejects.toThrow(/rows 9/);
-    await expect(model.nextLogprobs(new Int32Array(T), 1, Int32Array.of(0), undefined)).rejects.toThrow(/position 0/);
-    expect(() => jax.createModel({ ...initCheckpoint(config, 0), tensors: [] }, opts)).toThrow(/tensors/);
+    await expect(
+      model.tokenLogprobs({ rows: 1, tokens: new Int32Array(T).fill(99) }),
+    ).rejects.toThrow(/outside vocab/);
+    await expect(model.tokenLogprobs({ rows: 9, tokens: new Int32Array(9 * T) })).rejects.toThrow(
+      /rows 9/,
+    );
+    await expect(
+      model.nextLogprobs(new Int32Array(T), 1, Int32Array.of(0), undefined),
+    ).rejects.toThrow(/position 0/);
+    expect(() => jax.createModel({ ...initCheckpoint(config, 0), tensors: [] }, opts)).toThrow(
+      /tensors/,
+    );
     model.dispose();
   });
 
   it("same seed ⇒ bit-identical weights after 50 GRPO steps; another seed differs", async () => {
-    const run = (seed: number) => runPatternTask(jax, { ...DEFAULT_PATTERN_TASK, seed, steps: 50, evalEvery: 1000 });
+    const run = (seed: number) =>
+      runPatternTask(jax, { ...DEFAULT_PATTERN_TASK, seed, steps: 50, evalEvery: 1000 });
     const [a, b, c] = [await run(5), await run(5), await run(6)];
-    const bytes = (r: typeof a) => r.checkpoint.tensors.map((t) => Array.from(new Uint32Array(t.data.buffer)));
+    const bytes = (r: typeof a) =>
+      r.checkpoint.tensors.map((t) => Array.from(new Uint32Array(t.data.buffer)));
     expect(bytes(b)).toEqual(bytes(a));
     expect(bytes(c)).not.toEqual(bytes(a));
   });
 
   it("GRPO learns the cue-dependent 4-token pattern from reward alone", async () => {
     const result = await runPatternTask(jax, DEFAULT_PATTERN_TASK);
-    console.info(`pattern task: exact match ${result.initialExact} → ${result.exact}, reward ${result.reward.toFixed(3)}, ${(result.ms / 1000).toFixed(1)} s`);
+    console.info(
+      `pattern task: exact match ${result.initialExact} → ${result.exact}, reward ${result.reward.toFixed(3)}, ${(result.ms / 1000).toFixed(1)} s`,
+    );
     expect(result.initialExact).toBeLessThan(0.05);
     expect(result.exact).toBeGreaterThan(0.9);
     const entropies = result.history.map((p) => p.entropy);

@@ -27,7 +27,15 @@ describe("jax-js wasm memory", () => {
     const gc = (globalThis as { gc?: () => void }).gc;
     expect(gc, "the node project runs with --expose-gc").toBeTypeOf("function");
 
-    const config = { vocab: 32, context: 16, d: 32, layers: 2, heads: 4, mlpRatio: 4, prefixLen: 0 };
+    const config = {
+      vocab: 32,
+      context: 16,
+      d: 32,
+      layers: 2,
+      heads: 4,
+      mlpRatio: 4,
+      prefixLen: 0,
+    };
     const rows = 16;
     const model = jax.createModel(initCheckpoint(config, 0), { capacity: rows });
     const rng = Rng.seed(1);

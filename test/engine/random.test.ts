@@ -4,12 +4,15 @@ import { describe, expect, it } from "vitest";
 import { Rng } from "../../src/engine/random";
 
 const N = 2000;
-const firstDraws = (make: (i: number) => Rng) => Array.from({ length: N }, (_, i) => make(i).uniform());
+const firstDraws = (make: (i: number) => Rng) =>
+  Array.from({ length: N }, (_, i) => make(i).uniform());
 
 /** Kolmogorov–Smirnov distance of samples from Uniform(0, 1). */
 function ksUniform(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return Math.max(...s.map((x, i) => Math.max(Math.abs((i + 1) / s.length - x), Math.abs(x - i / s.length))));
+  return Math.max(
+    ...s.map((x, i) => Math.max(Math.abs((i + 1) / s.length - x), Math.abs(x - i / s.length))),
+  );
 }
 
 function correlation(a: number[], b: number[]): number {

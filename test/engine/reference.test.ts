@@ -4,10 +4,36 @@
 import { describe, it, expect } from "vitest";
 import { paramSpecs } from "../../src/engine/config";
 import { initCheckpoint } from "../../src/engine/checkpoint";
-import { type StepHyper, type TrainBatch, DEFAULT_OPTIM, maskTable } from "../../src/engine/backend";
+import {
+  type StepHyper,
+  type TrainBatch,
+  DEFAULT_OPTIM,
+  maskTable,
+} from "../../src/engine/backend";
 import { Rng } from "../../src/engine/random";
-import { TINY, CONFIGS, ROWS, MASKS, DIST, POLICY, MLE, randomCheckpoint, toParams, randomTokens, randomMask, policyBatch, finiteDifferences, norm, relativeErrors } from "./fixtures";
-import { Float64Backend, referenceForward, referenceGradients, referenceObjective } from "../../src/engine/backends/float64";
+import {
+  TINY,
+  CONFIGS,
+  ROWS,
+  MASKS,
+  DIST,
+  POLICY,
+  MLE,
+  randomCheckpoint,
+  toParams,
+  randomTokens,
+  randomMask,
+  policyBatch,
+  finiteDifferences,
+  norm,
+  relativeErrors,
+} from "./fixtures";
+import {
+  Float64Backend,
+  referenceForward,
+  referenceGradients,
+  referenceObjective,
+} from "../../src/engine/backends/float64";
 
 describe.each(CONFIGS)("reference gradients (%s)", (_, config) => {
   const { table } = maskTable(config, MASKS);
@@ -25,9 +51,14 @@ describe.each(CONFIGS)("reference gradients (%s)", (_, config) => {
     expect(stats.kl).toBeGreaterThan(0);
     expect(stats).toEqual(referenceObjective(config, params, table, batch, POLICY, dist));
 
-    const fd = finiteDifferences(params, () => referenceObjective(config, params, table, batch, POLICY, dist).loss);
+    const fd = finiteDifferences(
+      params,
+      () => referenceObjective(config, params, table, batch, POLICY, dist).loss,
+    );
     const errors = relativeErrors(config, grads, fd);
-    console.info(`policy loss, ${config.layers} layer(s): max relative gradient error ${Math.max(...Object.values(errors)).toExponential(2)}`);
+    console.info(
+      `policy loss, ${config.layers} layer(s): max relative gradient error ${Math.max(...Object.values(errors)).toExponential(2)}`,
+    );
     for (const [name, e] of Object.entries(errors)) expect(e, name).toBeLessThan(1e-6);
   });
 
@@ -43,9 +74,14 @@ describe.each(CONFIGS)("reference gradients (%s)", (_, config) => {
     expect(stats.kl).toBe(0);
     expect(stats.clipFrac).toBe(0);
 
-    const fd = finiteDifferences(params, () => referenceObjective(config, params, table, batch, MLE).nll);
+    const fd = finiteDifferences(
+      params,
+      () => referenceObjective(config, params, table, batch, MLE).nll,
+    );
     const errors = relativeErrors(config, grads, fd);
-    console.info(`MLE, ${config.layers} layer(s): max relative gradient error ${Math.max(...Object.values(errors)).toExponential(2)}`);
+    console.info(
+      `MLE, ${config.layers} layer(s): max relative gradient error ${Math.max(...Object.values(errors)).toExponential(2)}`,
+    );
     for (const [name, e] of Object.entries(errors)) expect(e, name).toBeLessThan(1e-6);
   });
 });
@@ -62,7 +98,13 @@ describe("reference objective", () => {
     mask[3] = 0.5;
     mask[config.context + 2] = 1;
     const advantages = Float32Array.from([2, -1, 5]);
-    const s = referenceObjective(config, params, table, { rows: ROWS, tokens, mask, advantages }, MLE);
+    const s = referenceObjective(
+      config,
+      params,
+      table,
+      { rows: ROWS, tokens, mask, advantages },
+      MLE,
+    );
     expect(s.tokens).toBe(1.5);
     expect(s.loss).toBeCloseTo(-(0.5 * 2 + 1 * -1) / 1.5, 12);
   });
@@ -93,7 +135,10 @@ describe("reference model", () => {
   });
 
   it("gives next-token distributions that sum to 1 over allowed tokens", async () => {
-    const model = backend.createModel(randomCheckpoint(config, 2), { capacity: ROWS, masks: MASKS });
+    const model = backend.createModel(randomCheckpoint(config, 2), {
+      capacity: ROWS,
+      masks: MASKS,
+    });
     const { tokens } = randomTokens(config, Rng.seed(9));
     const cls = Int32Array.from([0, 1, 1]);
     const logp = await model.nextLogprobs(tokens, ROWS, Int32Array.from([1, 3, 6]), cls, DIST);
@@ -113,7 +158,10 @@ describe("reference model", () => {
   });
 
   it("tokenLogprobs agrees with nextLogprobs at every position", async () => {
-    const model = backend.createModel(randomCheckpoint(config, 2), { capacity: ROWS, masks: MASKS });
+    const model = backend.createModel(randomCheckpoint(config, 2), {
+      capacity: ROWS,
+      masks: MASKS,
+    });
     const { tokens, cls } = randomTokens(config, Rng.seed(10));
     const T = config.context,
       V = config.vocab;
@@ -135,7 +183,13 @@ describe("reference model", () => {
     const batch: TrainBatch = { rows: ROWS, tokens, cls, mask: randomMask(tokens.length, rng) };
     const h: StepHyper = { ...hyper, clipNorm: 0.05, weightDecay: 0.1 };
     const params = toParams(ck);
-    const { stats, grads } = referenceGradients(config, params, maskTable(config, MASKS).table, batch, h);
+    const { stats, grads } = referenceGradients(
+      config,
+      params,
+      maskTable(config, MASKS).table,
+      batch,
+      h,
+    );
     const gradNorm = norm(grads.flatMap((g) => Array.from(g)));
     expect(gradNorm).toBeGreaterThan(h.clipNorm); // the clip is active
 
@@ -158,7 +212,12 @@ describe("reference model", () => {
     const model = backend.createModel(initCheckpoint(config, 1), { capacity: ROWS, masks: MASKS });
     const rng = Rng.seed(13);
     const { tokens, cls } = randomTokens(config, rng);
-    const batch: TrainBatch = { rows: ROWS, tokens, cls, mask: new Float32Array(tokens.length).fill(1) };
+    const batch: TrainBatch = {
+      rows: ROWS,
+      tokens,
+      cls,
+      mask: new Float32Array(tokens.length).fill(1),
+    };
     const first = await model.trainStep(batch, hyper);
     let last = first;
     for (let i = 0; i < 30; i++) last = await model.trainStep(batch, hyper);
@@ -191,7 +250,9 @@ describe("reference model", () => {
     });
     expect(await b.nextLogprobs(tokens, ROWS, pos, undefined)).toEqual(expected);
     expect(await a.nextLogprobs(tokens, ROWS, pos, undefined)).toEqual(expected);
-    expect(await b.tokenLogprobs({ rows: ROWS, tokens, cls })).toEqual(await a.tokenLogprobs({ rows: ROWS, tokens, cls }));
+    expect(await b.tokenLogprobs({ rows: ROWS, tokens, cls })).toEqual(
+      await a.tokenLogprobs({ rows: ROWS, tokens, cls }),
+    );
 
     // the Adam state came along: the next step is identical on both
     expect(await b.trainStep(batch, hyper)).toEqual(await a.trainStep(batch, hyper));
@@ -206,22 +267,49 @@ describe("reference model", () => {
 
     const outOfVocab = tokens.slice();
     outOfVocab[3] = config.vocab;
-    await expect(model.tokenLogprobs({ rows: ROWS, tokens: outOfVocab })).rejects.toThrow(/token 11 at 3 outside vocab/);
+    await expect(model.tokenLogprobs({ rows: ROWS, tokens: outOfVocab })).rejects.toThrow(
+      /token 11 at 3 outside vocab/,
+    );
     const tooMany = new Int32Array((ROWS + 1) * T);
-    await expect(model.tokenLogprobs({ rows: ROWS + 1, tokens: tooMany })).rejects.toThrow(/rows 4 not in \[1, 3\]/);
-    await expect(model.tokenLogprobs({ rows: ROWS, tokens: tokens.subarray(1) })).rejects.toThrow(/tokens has 20 entries, expected rows·T = 21/);
-    await expect(model.trainStep({ rows: ROWS, tokens, cls, mask: mask.subarray(1) }, hyper)).rejects.toThrow(/mask has 20 entries/);
-    await expect(model.trainStep({ rows: ROWS, tokens, mask, advantages: new Float32Array(2) }, hyper)).rejects.toThrow(/advantages has 2 entries/);
+    await expect(model.tokenLogprobs({ rows: ROWS + 1, tokens: tooMany })).rejects.toThrow(
+      /rows 4 not in \[1, 3\]/,
+    );
+    await expect(model.tokenLogprobs({ rows: ROWS, tokens: tokens.subarray(1) })).rejects.toThrow(
+      /tokens has 20 entries, expected rows·T = 21/,
+    );
+    await expect(
+      model.trainStep({ rows: ROWS, tokens, cls, mask: mask.subarray(1) }, hyper),
+    ).rejects.toThrow(/mask has 20 entries/);
+    await expect(
+      model.trainStep({ rows: ROWS, tokens, mask, advantages: new Float32Array(2) }, hyper),
+    ).rejects.toThrow(/advantages has 2 entries/);
     const badClass = cls.slice();
     badClass[0] = 2;
-    await expect(model.tokenLogprobs({ rows: ROWS, tokens, cls: badClass })).rejects.toThrow(/class 2 at 0 outside \[0, 2\)/);
-    await expect(model.nextLogprobs(tokens, ROWS, Int32Array.from([1, 0, 2]), undefined)).rejects.toThrow(/position 0 outside \[1, 7\)/);
-    await expect(model.nextLogprobs(tokens, ROWS, Int32Array.from([1, 2]), undefined)).rejects.toThrow(/pos has 2 entries, expected 3/);
+    await expect(model.tokenLogprobs({ rows: ROWS, tokens, cls: badClass })).rejects.toThrow(
+      /class 2 at 0 outside \[0, 2\)/,
+    );
+    await expect(
+      model.nextLogprobs(tokens, ROWS, Int32Array.from([1, 0, 2]), undefined),
+    ).rejects.toThrow(/position 0 outside \[1, 7\)/);
+    await expect(
+      model.nextLogprobs(tokens, ROWS, Int32Array.from([1, 2]), undefined),
+    ).rejects.toThrow(/pos has 2 entries, expected 3/);
 
-    expect(() => model.load(initCheckpoint({ ...config, d: 16 }, 1))).toThrow(/config\.d is 16, this model has 8/);
-    expect(() => backend.createModel(initCheckpoint(config, 1), { capacity: 0 })).toThrow(/capacity 0/);
-    expect(() => backend.createModel(initCheckpoint(config, 1), { capacity: 1, masks: [new Array(11).fill(0)] })).toThrow(/allows no token/);
-    expect(() => referenceForward(config, toParams(initCheckpoint(config, 1)).slice(1), tokens, ROWS)).toThrow(/expected \d+ parameter tensors/);
+    expect(() => model.load(initCheckpoint({ ...config, d: 16 }, 1))).toThrow(
+      /config\.d is 16, this model has 8/,
+    );
+    expect(() => backend.createModel(initCheckpoint(config, 1), { capacity: 0 })).toThrow(
+      /capacity 0/,
+    );
+    expect(() =>
+      backend.createModel(initCheckpoint(config, 1), {
+        capacity: 1,
+        masks: [new Array(11).fill(0)],
+      }),
+    ).toThrow(/allows no token/);
+    expect(() =>
+      referenceForward(config, toParams(initCheckpoint(config, 1)).slice(1), tokens, ROWS),
+    ).toThrow(/expected \d+ parameter tensors/);
 
     model.dispose();
     await expect(model.tokenLogprobs({ rows: ROWS, tokens })).rejects.toThrow(/after dispose/);

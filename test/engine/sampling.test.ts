@@ -16,7 +16,12 @@ describe("sampling", () => {
   const cls = new Int32Array(rows).fill(1);
 
   it("draws follow the distribution and never hit a forbidden token", async () => {
-    const lp = await model.nextLogprobs(tokens.subarray(0, T), 1, Int32Array.of(1), Int32Array.of(1));
+    const lp = await model.nextLogprobs(
+      tokens.subarray(0, T),
+      1,
+      Int32Array.of(1),
+      Int32Array.of(1),
+    );
     const p = Array.from(lp).map(Math.exp);
     const counts = new Array<number>(TINY.vocab).fill(0);
     const rng = Rng.seed(9);
@@ -34,7 +39,10 @@ describe("sampling", () => {
   });
 
   it("γ > 1 sharpens: the modal token gets more mass", async () => {
-    const at = (logitScale: number) => model.nextLogprobs(tokens.subarray(0, T), 1, Int32Array.of(1), Int32Array.of(1), { logitScale });
+    const at = (logitScale: number) =>
+      model.nextLogprobs(tokens.subarray(0, T), 1, Int32Array.of(1), Int32Array.of(1), {
+        logitScale,
+      });
     const [p1, p5] = [Array.from(await at(1)).map(Math.exp), Array.from(await at(5)).map(Math.exp)];
     const mode = p1.indexOf(Math.max(...p1));
     expect(p5[mode]).toBeGreaterThan(p1[mode]);
@@ -55,7 +63,9 @@ describe("sampling", () => {
       expect(a.logp[r * T + 2]).toBeLessThan(0);
       expect(a.logp[r * T + 5]).toBe(0);
     }
-    await expect(generate(model, new Int32Array(T), 1, Rng.seed(0), { from: 0, to: 3 })).rejects.toThrow(/range/);
+    await expect(
+      generate(model, new Int32Array(T), 1, Rng.seed(0), { from: 0, to: 3 }),
+    ).rejects.toThrow(/range/);
   });
 });
 

@@ -7,7 +7,12 @@ import { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import type { Dialogue, Persona } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 import { adaptiveProbe } from "../../src/experiment/diagnostics";
-import { BayesPredictive, cardPersonas, drawRows, type UserSimulator } from "../../src/simulators/simulator";
+import {
+  BayesPredictive,
+  cardPersonas,
+  drawRows,
+  type UserSimulator,
+} from "../../src/simulators/simulator";
 
 const bench = createPersuasion();
 const persuader = adaptOncePersuader(bench.humans);
@@ -46,14 +51,17 @@ class Stingy implements UserSimulator {
 function exactHumanSuccess(act: (d: Dialogue) => number): number {
   const pop = bench.humans;
   const { types, cardInformativeness: kappa } = pop.params;
-  const success = bench.acts.flatMap((a, i) => (a.kind === "outcome" && Number(a.name.slice(1)) >= 1 ? [i] : []));
+  const success = bench.acts.flatMap((a, i) =>
+    a.kind === "outcome" && Number(a.name.slice(1)) >= 1 ? [i] : [],
+  );
   expect(success.map((i) => bench.acts[i].name)).toEqual(["$1", "$1.5", "$2"]);
   const value = (z: number, d: Dialogue): number => {
     const t = bench.turn(d);
     if (t === "done") throw new Error("the decision ends the recursion first");
     if (t === "agent") return value(z, { card: d.card, acts: [...d.acts, act(d)] });
     const r = pop.replyProbs(z, d);
-    if (bench.acts[d.acts[d.acts.length - 1]].name === "ask" || d.acts.length === 2 * MAX_EXCHANGES) return success.reduce((s, i) => s + r[i], 0);
+    if (bench.acts[d.acts[d.acts.length - 1]].name === "ask" || d.acts.length === 2 * MAX_EXCHANGES)
+      return success.reduce((s, i) => s + r[i], 0);
     let v = 0;
     r.forEach((p, u) => p > 0 && (v += p * value(z, { card: d.card, acts: [...d.acts, u] })));
     return v;
@@ -82,22 +90,41 @@ describe("adaptive probe", () => {
     expect(ceilings(bench.humans).adaptOnce.humanSuccess).toBeCloseTo(exact, 12);
     const d: Dialogue = { card: bench.humans.cardDistribution()[0].card, acts: [] };
     const rng = Rng.seed(1);
-    for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) d.acts.push(t === "agent" ? persuader.act(d) : rng.categorical(bench.humans.replyProbs(0, d)));
+    for (let t = bench.turn(d); t !== "done"; t = bench.turn(d))
+      d.acts.push(
+        t === "agent" ? persuader.act(d) : rng.categorical(bench.humans.replyProbs(0, d)),
+      );
     const agent = d.acts
       .slice(0, 10)
       .filter((_, i) => i % 2 === 0)
       .map((a) => bench.acts[a].name);
     expect(agent).toHaveLength(5);
     expect(agent[0]).toBe(bench.acts[persuader.first].name);
-    expect(agent.slice(1, 4).every((a) => bench.acts.find((x) => x.name === a)!.kind === "agent" && a !== "ask" && a !== "greeting")).toBe(true);
+    expect(
+      agent
+        .slice(1, 4)
+        .every(
+          (a) =>
+            bench.acts.find((x) => x.name === a)!.kind === "agent" &&
+            a !== "ask" &&
+            a !== "greeting",
+        ),
+    ).toBe(true);
     expect(d.acts).toHaveLength(agent[4] === "ask" ? 10 : 11); // an ask is answered with the amount; else the final decision follows the 5th exchange
   });
 
   it("against the exact Bayes predictive: zero KL and the same success as with humans (its exact value)", async () => {
-    const r = await adaptiveProbe(bench, (d) => persuader.act(d), new BayesPredictive(bench), 3000, Rng.seed(4));
+    const r = await adaptiveProbe(
+      bench,
+      (d) => persuader.act(d),
+      new BayesPredictive(bench),
+      3000,
+      Rng.seed(4),
+    );
     expect(r.klTalk).toBeCloseTo(0, 9);
     expect(r.klDecision).toBeCloseTo(0, 9);
-    for (const s of [r.humanSuccess, r.referenceSuccess]) expect(Math.abs(s - persuader.value)).toBeLessThan(0.03); // ≈ 4 standard errors
+    for (const s of [r.humanSuccess, r.referenceSuccess])
+      expect(Math.abs(s - persuader.value)).toBeLessThan(0.03); // ≈ 4 standard errors
   });
 
   it("a simulator wrong only at the decision shows there, and is never won", async () => {

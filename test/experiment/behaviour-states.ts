@@ -5,7 +5,11 @@ import type { Dialogue } from "../../src/benchmarks/types";
 import { Rng } from "../../src/engine/random";
 
 /** Every user-turn prefix (talk turns and the decision) of n such dialogues, drawn from `seed`. */
-export function userStates(bench: ReturnType<typeof createPersuasion>, n: number, seed: number): Dialogue[] {
+export function userStates(
+  bench: ReturnType<typeof createPersuasion>,
+  n: number,
+  seed: number,
+): Dialogue[] {
   const rng = Rng.seed(seed);
   const out: Dialogue[] = [];
   for (let i = 0; i < n; i++) {

@@ -2,7 +2,17 @@
 // types are ConfigErrors that name their path; `--set path=value` parses JSON (else a string),
 // needs existing sections and leaves its input alone; unknown presets list the known ones.
 import { describe, expect, it } from "vitest";
-import { applySet, CONDITIONS, ConfigError, DEFAULT_CONFIG, defaultConfig, merge, seedsOf, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
+import {
+  applySet,
+  CONDITIONS,
+  ConfigError,
+  DEFAULT_CONFIG,
+  defaultConfig,
+  merge,
+  seedsOf,
+  validateConfig,
+  type ExperimentConfig,
+} from "../../src/experiment/config";
 import { PRESETS, presetAt, presetConfig } from "../../src/experiment/presets";
 
 /** The default with one leaf replaced, as a raw (unvalidated) object. */
@@ -33,7 +43,9 @@ describe("validation", () => {
   });
 
   it("every preset validates and is a small override of the default", () => {
-    expect(PRESETS.map((p) => p.id)).toEqual(expect.arrayContaining(["persuasion-quick", "persuasion-paper", "persuasion-smoke"]));
+    expect(PRESETS.map((p) => p.id)).toEqual(
+      expect.arrayContaining(["persuasion-quick", "persuasion-paper", "persuasion-smoke"]),
+    );
     const defaultBefore = structuredClone(DEFAULT_CONFIG);
     for (const p of PRESETS) {
       const c = presetConfig(p.id);
@@ -55,7 +67,9 @@ describe("validation", () => {
     expect(DEFAULT_CONFIG).toEqual(defaultBefore); // merging never mutates the default
     expect(presetConfig("persuasion-smoke").seeds).toBe(1);
     // each benchmark has one preset at each scale
-    for (const b of ["persuasion", "service", "cooperation"] as const) for (const scale of ["paper", "quick", "smoke"] as const) expect(presetAt(b, scale).benchmark).toBe(b);
+    for (const b of ["persuasion", "service", "cooperation"] as const)
+      for (const scale of ["paper", "quick", "smoke"] as const)
+        expect(presetAt(b, scale).benchmark).toBe(b);
   });
 
   it("a benchmark's default is the common one with its own world, corpus and panel", () => {
@@ -67,23 +81,33 @@ describe("validation", () => {
     expect(defaultConfig("persuasion")).toEqual(DEFAULT_CONFIG);
     // a world section of one benchmark is refused by the other, naming the key
     expect(() => validateConfig({ ...s, world: DEFAULT_CONFIG.world })).toThrow(/world\.\w+/);
-    expect(() => validateConfig({ ...DEFAULT_CONFIG, benchmark: "chess" })).toThrow(/benchmark: unknown benchmark "chess"; benchmarks: persuasion, service, cooperation/);
+    expect(() => validateConfig({ ...DEFAULT_CONFIG, benchmark: "chess" })).toThrow(
+      /benchmark: unknown benchmark "chess"; benchmarks: persuasion, service, cooperation/,
+    );
   });
 
   it("unknown keys are errors that name their path", () => {
     const rl = configError(withLeaf("rl.stepz", 3)).message;
     expect(rl).toMatch(/rl\.stepz|\brl: Unrecognized key: "stepz"/);
-    expect(configError(withLeaf("simulator.model.depth", 2)).message).toMatch(/simulator\.model(\.depth|: Unrecognized key: "depth")/);
-    expect(configError({ ...structuredClone(DEFAULT_CONFIG), colour: "red" }).message).toMatch(/colour/);
+    expect(configError(withLeaf("simulator.model.depth", 2)).message).toMatch(
+      /simulator\.model(\.depth|: Unrecognized key: "depth")/,
+    );
+    expect(configError({ ...structuredClone(DEFAULT_CONFIG), colour: "red" }).message).toMatch(
+      /colour/,
+    );
   });
 
   it("wrong types and ranges are errors that name their path", () => {
-    expect(configError(withLeaf("simulator.gamma", "x")).message).toMatch(/simulator\.gamma: .*number/);
+    expect(configError(withLeaf("simulator.gamma", "x")).message).toMatch(
+      /simulator\.gamma: .*number/,
+    );
     expect(configError(withLeaf("simulator.gamma", 0.5)).message).toMatch(/simulator\.gamma/); // γ ≥ 1
     expect(configError(withLeaf("rl.steps", 2.5)).message).toMatch(/rl\.steps/);
     expect(configError(withLeaf("seeds", 0)).message).toMatch(/seeds/);
     expect(configError(withLeaf("vs.selection", "best")).message).toMatch(/vs\.selection/);
-    expect(configError(withLeaf("conditions", ["single", "nope"])).message).toMatch(/conditions\.1/);
+    expect(configError(withLeaf("conditions", ["single", "nope"])).message).toMatch(
+      /conditions\.1/,
+    );
     expect(configError(withLeaf("conditions", [])).message).toMatch(/conditions/);
     expect(configError(withLeaf("version", 2)).message).toMatch(/version/);
     const panel = structuredClone(DEFAULT_CONFIG.panel) as unknown as Record<string, unknown>[];
@@ -103,7 +127,9 @@ describe("validation", () => {
   it("a panel prior needs one weight per latent type", () => {
     const panel = structuredClone(DEFAULT_CONFIG.panel);
     panel[0].prior = [0.5, 0.5];
-    expect(configError(withLeaf("panel", panel)).message).toMatch(new RegExp(`panel\\.${panel[0].name}\\.prior`));
+    expect(configError(withLeaf("panel", panel)).message).toMatch(
+      new RegExp(`panel\\.${panel[0].name}\\.prior`),
+    );
   });
 
   it("seedsOf lists seedBase … seedBase + seeds − 1", () => {
@@ -123,7 +149,10 @@ describe("applySet", () => {
     expect(set('vs.selection="prob"').vs.selection).toBe("prob");
     expect(set('conditions=["base","vs"]').conditions).toEqual(["base", "vs"]);
     expect(set("panel.0.gamma=3").panel[0].gamma).toBe(3);
-    expect(set('population={"poolSize":4,"snapshotEvery":1,"selection":"latest","draw":"episode"}').population).toEqual({ poolSize: 4, snapshotEvery: 1, selection: "latest", draw: "episode" });
+    expect(
+      set('population={"poolSize":4,"snapshotEvery":1,"selection":"latest","draw":"episode"}')
+        .population,
+    ).toEqual({ poolSize: 4, snapshotEvery: 1, selection: "latest", draw: "episode" });
     expect(set(" seeds = 2 ").seeds).toBe(2);
     expect(set("vs.fidelity=0.5=x").vs.fidelity).toBe("0.5=x"); // only the first = splits
     // the result validates when the value fits
@@ -132,7 +161,10 @@ describe("applySet", () => {
 
   it("leaves its input alone and chains", () => {
     const before = structuredClone(base);
-    const out = ["rl.steps=5", "vs.k=3", "simulator.gamma=2"].reduce<unknown>(applySet, base) as ExperimentConfig;
+    const out = ["rl.steps=5", "vs.k=3", "simulator.gamma=2"].reduce<unknown>(
+      applySet,
+      base,
+    ) as ExperimentConfig;
     expect(base).toEqual(before);
     expect([out.rl.steps, out.vs.k, out.simulator.gamma]).toEqual([5, 3, 2]);
   });

@@ -16,7 +16,10 @@ describe("Cooperation end to end", () => {
   it("runs every condition and reports the task, the merge, diagnostics, calibration and the solo reference", async () => {
     expect(config.cotrain.reward, "the partner shares the team's success").toBe("cooperative");
     const { backend } = await createBackend("float64");
-    const report = await runExperiment(config, new InlineExecutor(backend), { backend: "float64", preset: "test" });
+    const report = await runExperiment(config, new InlineExecutor(backend), {
+      backend: "float64",
+      preset: "test",
+    });
     const bench = benchmarkFor(config);
     const m = benchmarkModule(config.benchmark);
     expect(report.conditions.map((c) => c.id)).toEqual([...CONDITIONS]);
@@ -25,18 +28,32 @@ describe("Cooperation end to end", () => {
       expect(humans.length).toBeGreaterThan(0);
       for (const x of humans) {
         const d = { card: x.card, acts: x.acts, hidden: x.hidden };
-        expect(bench.acts[x.acts[0]].name, "every episode opens with the world's task act").toMatch(/^task:/);
+        expect(bench.acts[x.acts[0]].name, "every episode opens with the world's task act").toMatch(
+          /^task:/,
+        );
         // no generator: the task act must follow from the hidden plan alone, not from a draw
-        expect(bench.envAct!({ card: x.card, acts: [], hidden: x.hidden }, null as never), "the task act is the episode's hidden plan").toBe(x.acts[0]);
+        expect(
+          bench.envAct!({ card: x.card, acts: [], hidden: x.hidden }, null as never),
+          "the task act is the episode's hidden plan",
+        ).toBe(x.acts[0]);
         expect(bench.success(d)).toBe(x.success);
-        expect(m.outcome(bench, d), "the outcome names the merge").toMatch(/both pass|only ours passes|only theirs passes|neither passes|merge conflict in/);
+        expect(m.outcome(bench, d), "the outcome names the merge").toMatch(
+          /both pass|only ours passes|only theirs passes|neither passes|merge conflict in/,
+        );
         expect(x.success).toBe(m.outcome(bench, d) === "both pass");
       }
     }
     const [diag] = report.simulators;
     expect(diag.replyTables!.length).toBeGreaterThan(0);
     expect(diag.adaptiveProbe!.dialogues).toBe(16);
-    expect(report.calibration.rows.map((r) => r.name)).toEqual(expect.arrayContaining([expect.stringMatching(/success with a partner \/ success alone/)]));
-    expect(report.world.referenceLines!.map((l) => l.id)).toEqual(["modal-script", "adaptive", "solo", "behaviour"]);
+    expect(report.calibration.rows.map((r) => r.name)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/success with a partner \/ success alone/)]),
+    );
+    expect(report.world.referenceLines!.map((l) => l.id)).toEqual([
+      "modal-script",
+      "adaptive",
+      "solo",
+      "behaviour",
+    ]);
   }, 300_000);
 });

@@ -7,18 +7,39 @@
 import { describe, expect, it } from "vitest";
 import { createBackend } from "../../src/engine/backends/index";
 import { createOpponents } from "../../src/experiment/conditions";
-import { applySet, ConfigError, DEFAULT_CONFIG, merge, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
+import {
+  applySet,
+  ConfigError,
+  DEFAULT_CONFIG,
+  merge,
+  validateConfig,
+  type ExperimentConfig,
+} from "../../src/experiment/config";
 import { presetConfig, PRESETS } from "../../src/experiment/presets";
 import { benchmarkFor } from "../../src/benchmarks/registry";
-import { assemblePretrained, describeJob, modelOptions, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
+import {
+  assemblePretrained,
+  describeJob,
+  modelOptions,
+  pretrainJobs,
+  runPretrainJob,
+  type PretrainJob,
+  type PretrainResult,
+} from "../../src/experiment/pretrain";
 import type { NeuralSimulator } from "../../src/simulators/neural";
 
-const set = (c: unknown, ...assignments: string[]) => assignments.reduce((x, a) => applySet(x, a), c);
+const set = (c: unknown, ...assignments: string[]) =>
+  assignments.reduce((x, a) => applySet(x, a), c);
 const invalid = (c: unknown) => () => validateConfig(c);
 
 /** A family as validation compares them: the normalised type mixture, the corpus size and γ. */
-function family(c: ExperimentConfig, m: { prior?: number[]; corpusScale?: number; gamma?: number }) {
-  const prior = m.prior ? m.prior.map((w) => w / m.prior!.reduce((a, b) => a + b, 0)) : benchmarkFor(c).humans.types.map((t) => t.prior);
+function family(
+  c: ExperimentConfig,
+  m: { prior?: number[]; corpusScale?: number; gamma?: number },
+) {
+  const prior = m.prior
+    ? m.prior.map((w) => w / m.prior!.reduce((a, b) => a + b, 0))
+    : benchmarkFor(c).humans.types.map((t) => t.prior);
   return JSON.stringify([prior.map((p) => p.toFixed(9)), m.corpusScale, m.gamma]);
 }
 
@@ -41,48 +62,95 @@ describe("ensemble families in the config", () => {
 
   it("rejects a member of a panel member's family, naming the path and the panel member", () => {
     const b = DEFAULT_CONFIG.panel[1]; // family-b: γ 8, its own mixture, 1 ×
-    const c = set(DEFAULT_CONFIG, `ensemble.members.1=${JSON.stringify({ name: "copy", gamma: b.gamma, prior: b.prior, corpusScale: b.corpusScale, seedOffset: 300 })}`);
+    const c = set(
+      DEFAULT_CONFIG,
+      `ensemble.members.1=${JSON.stringify({ name: "copy", gamma: b.gamma, prior: b.prior, corpusScale: b.corpusScale, seedOffset: 300 })}`,
+    );
     expect(invalid(c)).toThrow(ConfigError);
     expect(invalid(c)).toThrow(/ensemble\.members\[1\]: the same family as panel member family-b/);
     // the same mixture written with other weights (×2) is the same family
-    const scaled = set(DEFAULT_CONFIG, `ensemble.members.0=${JSON.stringify({ name: "copy", gamma: b.gamma, prior: b.prior!.map((w) => 2 * w), corpusScale: b.corpusScale, seedOffset: 300 })}`);
-    expect(invalid(scaled)).toThrow(/ensemble\.members\[0\]: the same family as panel member family-b/);
+    const scaled = set(
+      DEFAULT_CONFIG,
+      `ensemble.members.0=${JSON.stringify({ name: "copy", gamma: b.gamma, prior: b.prior!.map((w) => 2 * w), corpusScale: b.corpusScale, seedOffset: 300 })}`,
+    );
+    expect(invalid(scaled)).toThrow(
+      /ensemble\.members\[0\]: the same family as panel member family-b/,
+    );
     // one setting apart is another family (γ 9 instead of 8)
-    const other = set(DEFAULT_CONFIG, `ensemble.members.1=${JSON.stringify({ name: "near-b", gamma: 9, prior: b.prior, corpusScale: b.corpusScale, seedOffset: 300 })}`);
+    const other = set(
+      DEFAULT_CONFIG,
+      `ensemble.members.1=${JSON.stringify({ name: "near-b", gamma: 9, prior: b.prior, corpusScale: b.corpusScale, seedOffset: 300 })}`,
+    );
     expect(validateConfig(other).ensemble.members[1].name).toBe("near-b");
     // a panel member with the humans' mixture (family-a) matches a member without a prior
     const a = DEFAULT_CONFIG.panel[0];
-    expect(invalid(set(DEFAULT_CONFIG, `ensemble.members.0=${JSON.stringify({ name: "x", gamma: a.gamma, corpusScale: a.corpusScale, seedOffset: 300 })}`))).toThrow(
-      /ensemble\.members\[0\]: the same family as panel member family-a/,
-    );
+    expect(
+      invalid(
+        set(
+          DEFAULT_CONFIG,
+          `ensemble.members.0=${JSON.stringify({ name: "x", gamma: a.gamma, corpusScale: a.corpusScale, seedOffset: 300 })}`,
+        ),
+      ),
+    ).toThrow(/ensemble\.members\[0\]: the same family as panel member family-a/);
   });
 
   it("rejects members of one family, of the single simulator's family, and shared seed offsets or names", () => {
     const [f] = DEFAULT_CONFIG.ensemble.members;
-    expect(invalid(set(DEFAULT_CONFIG, `ensemble.members.1=${JSON.stringify({ ...f, name: "twin", seedOffset: 299 })}`))).toThrow(
-      /ensemble\.members\[1\]: the same family as ensemble\.members\[0\] \(family-f\)/,
+    expect(
+      invalid(
+        set(
+          DEFAULT_CONFIG,
+          `ensemble.members.1=${JSON.stringify({ ...f, name: "twin", seedOffset: 299 })}`,
+        ),
+      ),
+    ).toThrow(/ensemble\.members\[1\]: the same family as ensemble\.members\[0\] \(family-f\)/);
+    expect(
+      invalid(
+        set(
+          DEFAULT_CONFIG,
+          `ensemble.members.0=${JSON.stringify({ name: "x", gamma: DEFAULT_CONFIG.simulator.gamma, corpusScale: 1, seedOffset: 300 })}`,
+        ),
+      ),
+    ).toThrow(/ensemble\.members\[0\]: the same family as the single simulator's/);
+    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.1.seedOffset=201"))).toThrow(
+      /ensemble\.members\[1\]\.seedOffset: 201 is also ensemble\.members\[0\]'s/,
     );
-    expect(invalid(set(DEFAULT_CONFIG, `ensemble.members.0=${JSON.stringify({ name: "x", gamma: DEFAULT_CONFIG.simulator.gamma, corpusScale: 1, seedOffset: 300 })}`))).toThrow(
-      /ensemble\.members\[0\]: the same family as the single simulator's/,
+    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.1.seedOffset=103"))).toThrow(
+      /ensemble\.members\[1\]\.seedOffset: 103 is also panel member family-c's/,
     );
-    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.1.seedOffset=201"))).toThrow(/ensemble\.members\[1\]\.seedOffset: 201 is also ensemble\.members\[0\]'s/);
-    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.1.seedOffset=103"))).toThrow(/ensemble\.members\[1\]\.seedOffset: 103 is also panel member family-c's/);
-    expect(invalid(set(DEFAULT_CONFIG, 'ensemble.members.0.name="family-c"'))).toThrow(/ensemble\.members\[0\]\.name: "family-c" is also a panel member's/);
+    expect(invalid(set(DEFAULT_CONFIG, 'ensemble.members.0.name="family-c"'))).toThrow(
+      /ensemble\.members\[0\]\.name: "family-c" is also a panel member's/,
+    );
     // simulator.gamma stays free: the γ knob may take a panel member's γ (family-a's 4), with the ensemble too
     expect(validateConfig(set(DEFAULT_CONFIG, "simulator.gamma=4")).simulator.gamma).toBe(4);
   });
 
   it("checks k against the families listed, the mixtures' length, and every member's keys", () => {
-    expect(invalid(set(DEFAULT_CONFIG, "ensemble.k=4"))).toThrow(/ensemble\.k: 4, but ensemble\.members lists 2 families .*ensemble\.members=\[\]/);
+    expect(invalid(set(DEFAULT_CONFIG, "ensemble.k=4"))).toThrow(
+      /ensemble\.k: 4, but ensemble\.members lists 2 families .*ensemble\.members=\[\]/,
+    );
     expect(validateConfig(set(DEFAULT_CONFIG, "ensemble.k=2")).ensemble.k).toBe(2); // the single simulator and the first family
     expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.0.prior=[1,2,3]"))).toThrow(
       /ensemble\.members\[0\]\.prior: expected one weight per latent type \(4: skeptic, empathetic, frugal, social\), got 3/,
     );
-    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.0.prior=[0,0,0,0]"))).toThrow(/ensemble\.members\[0\]\.prior: a type mixture needs some positive weight/);
-    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.0.corpusScale=null"))).toThrow(/ensemble\.members\.0\.corpusScale/);
-    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.0.lm=1"))).toThrow(/ensemble\.members\.0\.lm: unknown key/);
+    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.0.prior=[0,0,0,0]"))).toThrow(
+      /ensemble\.members\[0\]\.prior: a type mixture needs some positive weight/,
+    );
+    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.0.corpusScale=null"))).toThrow(
+      /ensemble\.members\.0\.corpusScale/,
+    );
+    expect(invalid(set(DEFAULT_CONFIG, "ensemble.members.0.lm=1"))).toThrow(
+      /ensemble\.members\.0\.lm: unknown key/,
+    );
     const service = presetConfig("service-quick");
-    expect(invalid(set(service, `ensemble.members=[${JSON.stringify({ name: "x", gamma: 5, prior: [1, 1, 1], corpusScale: 0.5, seedOffset: 300 })}]`))).toThrow(
+    expect(
+      invalid(
+        set(
+          service,
+          `ensemble.members=[${JSON.stringify({ name: "x", gamma: 5, prior: [1, 1, 1], corpusScale: 0.5, seedOffset: 300 })}]`,
+        ),
+      ),
+    ).toThrow(
       /ensemble\.members\[0\]\.prior: expected one weight per latent type \(4: accurate, low-skill, anxious, impatient\), got 3/,
     );
   });
@@ -92,10 +160,13 @@ describe("ensemble families in the config", () => {
     old.ensemble = { k: 5 };
     const c = validateConfig(old);
     expect(c.ensemble).toEqual({ k: 5, members: [] });
-    expect(pretrainJobs(c, 0).filter((j) => j.kind === "ensemble")).toEqual([1, 2, 3, 4].map((member) => ({ kind: "ensemble", seed: 0, member })));
+    expect(pretrainJobs(c, 0).filter((j) => j.kind === "ensemble")).toEqual(
+      [1, 2, 3, 4].map((member) => ({ kind: "ensemble", seed: 0, member })),
+    );
     expect(describeJob(c, { kind: "ensemble", seed: 0, member: 2 })).toBe("ensemble simulator 3");
     // Service's presets keep that form
-    for (const id of ["service-quick", "service-smoke", "service-paper"]) expect(presetConfig(id).ensemble, id).toEqual({ k: 3, members: [] });
+    for (const id of ["service-quick", "service-smoke", "service-paper"])
+      expect(presetConfig(id).ensemble, id).toEqual({ k: 3, members: [] });
   });
 });
 
@@ -139,13 +210,30 @@ describe("ensemble families in a run", () => {
     expect(pretrained.ensemble[0].result).toBe(pretrained.reference);
     // family-f's network is what a panel member with its corpus settings and seed offset gives
     const f = c.ensemble.members[0];
-    const asPanel = tiny(DEFAULT_CONFIG, { ensemble: { members: [] }, panel: [{ name: "f-held-out", gamma: 2, prior: f.prior, corpusScale: f.corpusScale, seedOffset: f.seedOffset }] });
+    const asPanel = tiny(DEFAULT_CONFIG, {
+      ensemble: { members: [] },
+      panel: [
+        {
+          name: "f-held-out",
+          gamma: 2,
+          prior: f.prior,
+          corpusScale: f.corpusScale,
+          seedOffset: f.seedOffset,
+        },
+      ],
+    });
     const panelF = await runPretrainJob(backend, asPanel, { kind: "panel", seed: 0, member: 0 });
     expect(weights(pretrained.ensemble[1].result)).toEqual(weights(panelF));
     expect(weights(pretrained.ensemble[2].result)).not.toEqual(weights(panelF));
     expect(weights(pretrained.ensemble[1].result)).not.toEqual(weights(pretrained.reference));
 
-    const opponents = createOpponents("ensemble", { backend, bench: benchmarkFor(c), config: c, pretrained, opts: modelOptions(benchmarkFor(c), c) })!;
+    const opponents = createOpponents("ensemble", {
+      backend,
+      bench: benchmarkFor(c),
+      config: c,
+      pretrained,
+      opts: modelOptions(benchmarkFor(c), c),
+    })!;
     const sims = opponents.evaluationSimulators() as NeuralSimulator[];
     expect(sims.map((s) => [s.name, s.gamma])).toEqual([
       ["aligned simulator", c.simulator.gamma],
@@ -157,8 +245,20 @@ describe("ensemble families in a run", () => {
 
   it("works on Service, whose panel and types are its own", async () => {
     const members = [
-      { name: "family-f", gamma: 5, prior: [0.5, 0.2, 0.1, 0.2], corpusScale: 0.75, seedOffset: 201 },
-      { name: "family-g", gamma: 12, prior: [0.25, 0.25, 0.25, 0.25], corpusScale: 0.5, seedOffset: 202 },
+      {
+        name: "family-f",
+        gamma: 5,
+        prior: [0.5, 0.2, 0.1, 0.2],
+        corpusScale: 0.75,
+        seedOffset: 201,
+      },
+      {
+        name: "family-g",
+        gamma: 12,
+        prior: [0.25, 0.25, 0.25, 0.25],
+        corpusScale: 0.5,
+        seedOffset: 202,
+      },
     ];
     const c = tiny(presetConfig("service-smoke"), { ensemble: { k: 3, members } });
     const { pretrained } = await pretrainEverything(c, 0);
@@ -167,6 +267,8 @@ describe("ensemble families in a run", () => {
       ["family-f", 5],
       ["family-g", 12],
     ]);
-    expect(weights(pretrained.ensemble[1].result)).not.toEqual(weights(pretrained.ensemble[2].result));
+    expect(weights(pretrained.ensemble[1].result)).not.toEqual(
+      weights(pretrained.ensemble[2].result),
+    );
   }, 120_000);
 });

@@ -13,7 +13,14 @@ import { createOpponents } from "../../src/experiment/conditions";
 import { merge, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
 import { benchmarkFor } from "../../src/benchmarks/registry";
-import { assemblePretrained, modelOptions, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
+import {
+  assemblePretrained,
+  modelOptions,
+  pretrainJobs,
+  runPretrainJob,
+  type PretrainJob,
+  type PretrainResult,
+} from "../../src/experiment/pretrain";
 import { NeuralSimulator } from "../../src/simulators/neural";
 import { userStates } from "./behaviour-states";
 import type { UserSimulator } from "../../src/simulators/simulator";
@@ -33,7 +40,11 @@ const ablation = validateConfig(merge(collapsed, { simulator: { gamma: 1 } }));
 const bench = benchmarkFor(collapsed) as ReturnType<typeof createPersuasion>;
 
 /** Pearson's χ² of `counts` (n draws) against the probabilities `p` over the acts p gives mass. */
-function chiSquare(counts: number[], p: ArrayLike<number>, n: number): { stat: number; df: number } {
+function chiSquare(
+  counts: number[],
+  p: ArrayLike<number>,
+  n: number,
+): { stat: number; df: number } {
   let stat = 0;
   let df = -1;
   for (let a = 0; a < counts.length; a++) {
@@ -48,7 +59,12 @@ function chiSquare(counts: number[], p: ArrayLike<number>, n: number): { stat: n
 }
 
 /** n replies of `sim` at one state, as act counts. */
-async function draws(sim: UserSimulator, state: Dialogue, n: number, seed: number): Promise<number[]> {
+async function draws(
+  sim: UserSimulator,
+  state: Dialogue,
+  n: number,
+  seed: number,
+): Promise<number[]> {
   const replies = await sim.reply(
     Array.from({ length: n }, () => state),
     [] as Persona[],
@@ -63,22 +79,31 @@ describe("the γ = 1 ablation, small scale", () => {
   it("makes the aligned simulator the reference exactly, and single's and vs's training distributions the same", async () => {
     const { backend } = await createBackend("float64");
     const results = new Map<PretrainJob, PretrainResult>();
-    for (const job of pretrainJobs(collapsed, 0).filter((j) => j.kind !== "panel")) results.set(job, await runPretrainJob(backend, collapsed, job));
+    for (const job of pretrainJobs(collapsed, 0).filter((j) => j.kind !== "panel"))
+      results.set(job, await runPretrainJob(backend, collapsed, job));
     const pretrained = { ...assemblePretrained({ ...collapsed, panel: [] }, 0, results) };
     const ds = userStates(bench, 20, 5);
     expect(ds.length).toBeGreaterThan(50);
     const opts = modelOptions(bench, collapsed);
     const refModel = backend.createModel(pretrained.reference.checkpoint, opts);
-    const reference = await new NeuralSimulator("reference", bench, refModel, 1, true).distribution(ds);
+    const reference = await new NeuralSimulator("reference", bench, refModel, 1, true).distribution(
+      ds,
+    );
     const V = bench.acts.length;
     // the reference is not near uniform: the check below is between real, different distributions
-    expect(Math.max(...ds.map((_, j) => Math.max(...reference.subarray(j * V, (j + 1) * V))))).toBeGreaterThan(0.5);
+    expect(
+      Math.max(...ds.map((_, j) => Math.max(...reference.subarray(j * V, (j + 1) * V)))),
+    ).toBeGreaterThan(0.5);
 
     const trainingSims = (config: ExperimentConfig) => {
       const ctx = { backend, bench, config, pretrained, opts };
       const single = createOpponents("single", ctx)!;
       const vs = createOpponents("vs", ctx)!;
-      return { single: single.simulatorFor(0, Rng.seed(1)), vs: vs.simulatorFor(0, Rng.seed(1)), dispose: () => (single.dispose(), vs.dispose()) };
+      return {
+        single: single.simulatorFor(0, Rng.seed(1)),
+        vs: vs.simulatorFor(0, Rng.seed(1)),
+        dispose: () => (single.dispose(), vs.dispose()),
+      };
     };
 
     // γ = 1: the aligned simulator is π_ref exactly, and so is what VS verbalizes, at any fidelity
@@ -109,11 +134,16 @@ describe("the γ = 1 ablation, small scale", () => {
       ] as const) {
         const { stat, df } = chiSquare(await draws(sim, s.d, N, 100 + i), p, N);
         expect(df).toBeGreaterThanOrEqual(1);
-        expect(stat, `${name} at γ = 1, state ${i}: χ² ${stat.toFixed(1)} on ${df} df`).toBeLessThan(q999(df));
+        expect(
+          stat,
+          `${name} at γ = 1, state ${i}: χ² ${stat.toFixed(1)} on ${df} df`,
+        ).toBeLessThan(q999(df));
       }
       // with the preset's γ the aligned simulator is not π_ref: the same check rejects it
       const { stat, df } = chiSquare(await draws(at10.single, s.d, N, 100 + i), p, N);
-      expect(stat, `single at γ = ${collapsed.simulator.gamma}, state ${i}`).toBeGreaterThan(10 * q999(df));
+      expect(stat, `single at γ = ${collapsed.simulator.gamma}, state ${i}`).toBeGreaterThan(
+        10 * q999(df),
+      );
     }
     expect(await at10.single.distribution(ds, [])).not.toEqual(reference);
     expect(await at10.vs.distribution(ds, [])).toEqual(reference); // VS at φ = 1 undoes the collapse: the gap the ablation removes

@@ -11,7 +11,12 @@ import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBackend } from "../../src/engine/backends/index";
-import { ConfigError, merge, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
+import {
+  ConfigError,
+  merge,
+  validateConfig,
+  type ExperimentConfig,
+} from "../../src/experiment/config";
 import { runExperiment, type RunReport } from "../../src/experiment/experiment";
 import { isLocalModel, modelSource } from "../../src/experiment/lm-simulators";
 import { presetConfig } from "../../src/experiment/presets";
@@ -43,7 +48,10 @@ function configWith(panelLm: { model: string }): ExperimentConfig {
       panel: [
         smoke.panel[0],
         { name: "tiny-direct", lm: { model: panelLm.model, mode: "direct", temperature: 30 } },
-        { name: "tiny-vs", lm: { model: panelLm.model, mode: "vs", temperature: 30, k: 3, exponent: 0.5 } },
+        {
+          name: "tiny-vs",
+          lm: { model: panelLm.model, mode: "vs", temperature: 30, k: 3, exponent: 0.5 },
+        },
       ],
       eval: { episodes: 16, curveEpisodes: 8, diagnosticSamples: 16, diagnosticSeeds: 1 },
     }),
@@ -66,10 +74,15 @@ class CountingExecutor implements Executor {
   async close() {}
 }
 
-async function run(config: ExperimentConfig): Promise<{ report: RunReport; executor: CountingExecutor }> {
+async function run(
+  config: ExperimentConfig,
+): Promise<{ report: RunReport; executor: CountingExecutor }> {
   const { backend } = await createBackend("float64");
   const executor = new CountingExecutor(new InlineExecutor(backend));
-  return { report: await runExperiment(config, executor, { backend: "float64", preset: "test" }), executor };
+  return {
+    report: await runExperiment(config, executor, { backend: "float64", preset: "test" }),
+    executor,
+  };
 }
 
 function inUnit(x: number): void {
@@ -82,10 +95,16 @@ describe("LM panel members: config", () => {
     expect(() => validateConfig(smoke)).not.toThrow();
     const withPanel = (panel: unknown) => () => validateConfig({ ...smoke, panel });
     expect(withPanel([{ name: "x", lm: { model: "./m", mode: "direct" } }])).not.toThrow();
-    expect(withPanel([{ name: "x", gamma: 3, lm: { model: "./m", mode: "direct" } }])).toThrow(/panel\.0\.gamma: an LM member/);
-    expect(withPanel([{ name: "x", lm: { model: "./m", mode: "direct", k: 3 } }])).toThrow(/panel\.0\.lm\.k: only for mode "vs"/);
+    expect(withPanel([{ name: "x", gamma: 3, lm: { model: "./m", mode: "direct" } }])).toThrow(
+      /panel\.0\.gamma: an LM member/,
+    );
+    expect(withPanel([{ name: "x", lm: { model: "./m", mode: "direct", k: 3 } }])).toThrow(
+      /panel\.0\.lm\.k: only for mode "vs"/,
+    );
     expect(withPanel([{ name: "x", lm: { model: "./m", mode: "sample" } }])).toThrow(ConfigError);
-    expect(withPanel([{ name: "x", gamma: 3 }])).toThrow(/panel\.0\.corpusScale: required for a pretrained panel member/);
+    expect(withPanel([{ name: "x", gamma: 3 }])).toThrow(
+      /panel\.0\.corpusScale: required for a pretrained panel member/,
+    );
   });
 
   it("LM members get no pretraining job; network members keep their config index", () => {
@@ -95,11 +114,23 @@ describe("LM panel members: config", () => {
   });
 
   it("a path is a local folder, anything else a hub id", () => {
-    for (const m of ["/abs/tiny", "./tiny", "../models/tiny", "~/models/tiny", "C:\\models\\tiny"]) expect(isLocalModel(m), m).toBe(true);
-    for (const m of ["HuggingFaceTB/SmolLM2-135M", "gpt2", "Xenova/all-MiniLM-L6-v2"]) expect(isLocalModel(m), m).toBe(false);
-    expect(modelSource({ model: "/abs/models/tiny/", mode: "direct" })).toEqual({ id: "tiny", localModelPath: "/abs/models/", allowRemote: false });
-    expect(modelSource({ model: "./tiny", mode: "direct" }).localModelPath).toBe(process.cwd() + "/");
-    expect(modelSource({ model: "HuggingFaceTB/SmolLM2-135M", mode: "vs", dtype: "q8" })).toEqual({ id: "HuggingFaceTB/SmolLM2-135M", allowRemote: true, dtype: "q8" });
+    for (const m of ["/abs/tiny", "./tiny", "../models/tiny", "~/models/tiny", "C:\\models\\tiny"])
+      expect(isLocalModel(m), m).toBe(true);
+    for (const m of ["HuggingFaceTB/SmolLM2-135M", "gpt2", "Xenova/all-MiniLM-L6-v2"])
+      expect(isLocalModel(m), m).toBe(false);
+    expect(modelSource({ model: "/abs/models/tiny/", mode: "direct" })).toEqual({
+      id: "tiny",
+      localModelPath: "/abs/models/",
+      allowRemote: false,
+    });
+    expect(modelSource({ model: "./tiny", mode: "direct" }).localModelPath).toBe(
+      process.cwd() + "/",
+    );
+    expect(modelSource({ model: "HuggingFaceTB/SmolLM2-135M", mode: "vs", dtype: "q8" })).toEqual({
+      id: "HuggingFaceTB/SmolLM2-135M",
+      allowRemote: true,
+      dtype: "q8",
+    });
   });
 });
 
@@ -116,14 +147,20 @@ describe("LM panel members in an experiment", () => {
     expect(executor.kinds.filter((k) => k === "pretrain")).toHaveLength(3); // reference, policy, the network member: nothing for the LMs
     for (const c of report.conditions) {
       for (const s of c.seeds) {
-        expect(Object.keys(s.heldoutByMember)).toEqual([smoke.panel[0].name, "tiny-direct", "tiny-vs"]);
+        expect(Object.keys(s.heldoutByMember)).toEqual([
+          smoke.panel[0].name,
+          "tiny-direct",
+          "tiny-vs",
+        ]);
         for (const v of Object.values(s.heldoutByMember)) inUnit(v);
         const values = Object.values(s.heldoutByMember);
         expect(s.heldoutSuccess).toBeCloseTo(values.reduce((a, b) => a + b, 0) / values.length, 12);
         for (const p of s.curve) inUnit(p.heldout);
       }
     }
-    console.log(`unit (curve point + final evaluation, 3 panel members) ${(executor.unitMs / 1000).toFixed(1)} s; whole run ${(report.timing.totalMs / 1000).toFixed(1)} s`);
+    console.log(
+      `unit (curve point + final evaluation, 3 panel members) ${(executor.unitMs / 1000).toFixed(1)} s; whole run ${(report.timing.totalMs / 1000).toFixed(1)} s`,
+    );
   });
 
   it("the LM members' reply-table rows equal softmax(label log-likelihood / T) from the float64 reference GPT-2 (VS: its power q ∝ p^0.5)", () => {
@@ -137,7 +174,9 @@ describe("LM panel members in an experiment", () => {
       const d = { card: t.card, acts: t.dialogue.map((x) => index.get(x.act)!) };
       const { prompt, acts, continuations } = actLabelPrompt(d);
       const ids = ref.bpe.encode((prompt as { text: string }).text);
-      const scores = continuations.map((c) => ref.logprob([...ids, ...ref.bpe.encode(c)], ids.length));
+      const scores = continuations.map((c) =>
+        ref.logprob([...ids, ...ref.bpe.encode(c)], ids.length),
+      );
       const softmax = (xs: number[]) => {
         const m = Math.max(...xs);
         const e = xs.map((x) => Math.exp(x - m));
@@ -153,9 +192,14 @@ describe("LM panel members in an experiment", () => {
       ] as const) {
         const row = t.rows.find((r) => r.name === name)!;
         expect(row.probs.length, `${t.id} ${name}`).toBe(want.length);
-        row.probs.forEach((p, i) => expect(Math.abs(p - want[i]), `${t.id} ${name} ${t.acts[i]}`).toBeLessThan(1.5e-4)); // rows are rounded to 4 decimals
+        row.probs.forEach((p, i) =>
+          expect(Math.abs(p - want[i]), `${t.id} ${name} ${t.acts[i]}`).toBeLessThan(1.5e-4),
+        ); // rows are rounded to 4 decimals
       }
-      expect(Math.max(...direct) - Math.min(...direct), "the rows are not uniform: the check can tell models apart").toBeGreaterThan(1e-3);
+      expect(
+        Math.max(...direct) - Math.min(...direct),
+        "the rows are not uniform: the check can tell models apart",
+      ).toBeGreaterThan(1e-3);
     }
   });
 
@@ -163,7 +207,12 @@ describe("LM panel members in an experiment", () => {
     const d = first.report.simulators[0];
     for (const name of ["tiny-direct", "tiny-vs"]) {
       const s = d.simulators.find((x) => x.name === name)!;
-      expect(s).toMatchObject({ role: "panel", trueGamma: null, gammaMLE: null, referenceAware: null });
+      expect(s).toMatchObject({
+        role: "panel",
+        trueGamma: null,
+        gammaMLE: null,
+        referenceAware: null,
+      });
       expect(s.modeCoverage).toBeGreaterThanOrEqual(0);
       expect(s.replyEntropy).toBeGreaterThan(0);
       for (const t of d.replyTables!) {
@@ -175,7 +224,11 @@ describe("LM panel members in an experiment", () => {
     const network = d.simulators.find((x) => x.name === smoke.panel[0].name)!;
     expect(network.trueGamma).toBe(smoke.panel[0].gamma);
     expect(network.gammaMLE).not.toBeNull();
-    expect(d.unions.find((u) => u.name === "held-out panel")!.members).toEqual([smoke.panel[0].name, "tiny-direct", "tiny-vs"]);
+    expect(d.unions.find((u) => u.name === "held-out panel")!.members).toEqual([
+      smoke.panel[0].name,
+      "tiny-direct",
+      "tiny-vs",
+    ]);
   });
 
   it("the same config twice gives identical numbers", { timeout: 300_000 }, async () => {
@@ -188,24 +241,52 @@ describe("LM panel members in an experiment", () => {
     const missing = join(tmp, "no-such-model");
     const { backend } = await createBackend("float64");
     const executor = new CountingExecutor(new InlineExecutor(backend));
-    await expect(runExperiment(configWith({ model: missing }), executor, { backend: "float64" })).rejects.toThrow(`panel member tiny-direct: model not found at ${missing} (no such folder)`);
+    await expect(
+      runExperiment(configWith({ model: missing }), executor, { backend: "float64" }),
+    ).rejects.toThrow(`panel member tiny-direct: model not found at ${missing} (no such folder)`);
     expect(executor.kinds).toEqual([]); // "at the start": no task (no pretraining) ran; speed is no part of the claim
     // a folder that exists but is no model folder
-    await expect(runExperiment(configWith({ model: tmp }), executor, { backend: "float64" })).rejects.toThrow(/panel member tiny-direct: model not found at .*\(the folder has no config\.json\)/);
+    await expect(
+      runExperiment(configWith({ model: tmp }), executor, { backend: "float64" }),
+    ).rejects.toThrow(
+      /panel member tiny-direct: model not found at .*\(the folder has no config\.json\)/,
+    );
   });
 
-  it("the CLI: --set 'panel=[…]' with a missing folder exits 1 with that message before pretraining", { timeout: 60_000 }, async () => {
-    const rel = "./" + relative(ROOT, join(tmp, "gone"));
-    const panel = JSON.stringify([smoke.panel[0], { name: "smol", lm: { model: rel, mode: "vs" } }]);
-    const r = await new Promise<{ code: number | null; stderr: string }>((done, fail) => {
-      const child = spawn(process.execPath, ["bin/collapse-lab.mjs", "run", "--preset", "persuasion-smoke", "--parallel", "1", "--set", `panel=${panel}`], { cwd: ROOT });
-      let stderr = "";
-      child.stderr.on("data", (b) => (stderr += b));
-      child.on("error", fail);
-      child.on("close", (code) => done({ code, stderr }));
-    });
-    expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain(`collapse-lab: panel member smol: model not found at ${join(tmp, "gone")} (no such folder)`);
-    expect(r.stderr).not.toMatch(/^pretrain/m);
-  });
+  it(
+    "the CLI: --set 'panel=[…]' with a missing folder exits 1 with that message before pretraining",
+    { timeout: 60_000 },
+    async () => {
+      const rel = "./" + relative(ROOT, join(tmp, "gone"));
+      const panel = JSON.stringify([
+        smoke.panel[0],
+        { name: "smol", lm: { model: rel, mode: "vs" } },
+      ]);
+      const r = await new Promise<{ code: number | null; stderr: string }>((done, fail) => {
+        const child = spawn(
+          process.execPath,
+          [
+            "bin/collapse-lab.mjs",
+            "run",
+            "--preset",
+            "persuasion-smoke",
+            "--parallel",
+            "1",
+            "--set",
+            `panel=${panel}`,
+          ],
+          { cwd: ROOT },
+        );
+        let stderr = "";
+        child.stderr.on("data", (b) => (stderr += b));
+        child.on("error", fail);
+        child.on("close", (code) => done({ code, stderr }));
+      });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(
+        `collapse-lab: panel member smol: model not found at ${join(tmp, "gone")} (no such folder)`,
+      );
+      expect(r.stderr).not.toMatch(/^pretrain/m);
+    },
+  );
 });

@@ -8,9 +8,20 @@ import { createBackend } from "../../src/engine/backends/index";
 import { merge, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { runExperiment } from "../../src/experiment/experiment";
 import { presetConfig } from "../../src/experiment/presets";
-import { panelJobs, pretrainJobs, runPretrainJob, type PretrainedSet, type PretrainResult } from "../../src/experiment/pretrain";
+import {
+  panelJobs,
+  pretrainJobs,
+  runPretrainJob,
+  type PretrainedSet,
+  type PretrainResult,
+} from "../../src/experiment/pretrain";
 import { jobKey } from "../../src/experiment/store";
-import { InlineExecutor, type Executor, type Task, type TaskResult } from "../../src/experiment/tasks";
+import {
+  InlineExecutor,
+  type Executor,
+  type Task,
+  type TaskResult,
+} from "../../src/experiment/tasks";
 import type { UnitProgress } from "../../src/experiment/runner";
 
 const TINY = { d: 16, layers: 1, heads: 2, mlpRatio: 2 };
@@ -26,7 +37,13 @@ const config: ExperimentConfig = validateConfig(
     eval: { episodes: 16, curveEpisodes: 8, diagnosticSamples: 16, diagnosticSeeds: 2 },
     panel: [
       { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
-      { name: "family-b", gamma: 8, prior: [0.3, 0.4, 0.15, 0.15], corpusScale: 0.5, seedOffset: 102 },
+      {
+        name: "family-b",
+        gamma: 8,
+        prior: [0.3, 0.4, 0.15, 0.15],
+        corpusScale: 0.5,
+        seedOffset: 102,
+      },
     ],
   }),
 );
@@ -44,9 +61,12 @@ describe("a held-out panel per seed", () => {
       expect(panelJobs(config, s)).toEqual(jobs.filter((j) => j.kind === "panel"));
       // a run starting at s keys seed s's panel as one starting at 0 does
       const from = validateConfig({ ...config, seedBase: s });
-      for (const j of panelJobs(config, s)) expect(jobKey(from, j, "wasm")).toBe(jobKey(config, j, "wasm"));
+      for (const j of panelJobs(config, s))
+        expect(jobKey(from, j, "wasm")).toBe(jobKey(config, j, "wasm"));
     }
-    expect(jobKey(config, panelJobs(config, 0)[0], "wasm")).not.toBe(jobKey(config, panelJobs(config, 1)[0], "wasm"));
+    expect(jobKey(config, panelJobs(config, 0)[0], "wasm")).not.toBe(
+      jobKey(config, panelJobs(config, 1)[0], "wasm"),
+    );
   });
 
   it("the same seed gives the same panel weights, another seed other weights", async () => {
@@ -69,7 +89,8 @@ describe("a held-out panel per seed", () => {
       parallelism: 1,
       run<T extends Task>(task: T, onProgress?: (p: UnitProgress) => void): Promise<TaskResult<T>> {
         if (task.kind === "pretrain") pretrainedJobs.push(task);
-        else seen.push({ kind: task.kind, seed: task.pretrained.seed, panel: task.pretrained.panel });
+        else
+          seen.push({ kind: task.kind, seed: task.pretrained.seed, panel: task.pretrained.panel });
         return inline.run(task, onProgress);
       },
       close: async () => {},
@@ -78,8 +99,23 @@ describe("a held-out panel per seed", () => {
     // each seed pretrained its own panel: 2 seeds × (reference, policy, 2 panel members)
     expect(pretrainedJobs).toHaveLength(8);
     const live = new Map<number, PretrainResult[]>();
-    for (const s of [0, 1]) live.set(s, await Promise.all([0, 1].map((member) => runPretrainJob(backend, config, { kind: "panel", seed: s, member }))));
-    expect(seen.map((x) => `${x.kind}:${x.seed}`).sort()).toEqual(["diagnose:0", "diagnose:1", "unit:0", "unit:0", "unit:1", "unit:1"]);
+    for (const s of [0, 1])
+      live.set(
+        s,
+        await Promise.all(
+          [0, 1].map((member) =>
+            runPretrainJob(backend, config, { kind: "panel", seed: s, member }),
+          ),
+        ),
+      );
+    expect(seen.map((x) => `${x.kind}:${x.seed}`).sort()).toEqual([
+      "diagnose:0",
+      "diagnose:1",
+      "unit:0",
+      "unit:0",
+      "unit:1",
+      "unit:1",
+    ]);
     for (const x of seen) {
       const own = live.get(x.seed)!;
       x.panel.forEach((p, i) => {
@@ -88,7 +124,12 @@ describe("a held-out panel per seed", () => {
       });
     }
     // per-member held-out numbers stay in the report, per seed; each seed lists its own panel models
-    for (const c of report.conditions) for (const s of c.seeds) expect(Object.keys(s.heldoutByMember ?? {}).sort()).toEqual(["family-a", "family-b"]);
-    for (const p of report.pretraining) expect(p.models!.filter((m) => m.model.startsWith("panel simulator")).map((m) => m.model)).toEqual(["panel simulator family-a", "panel simulator family-b"]);
+    for (const c of report.conditions)
+      for (const s of c.seeds)
+        expect(Object.keys(s.heldoutByMember ?? {}).sort()).toEqual(["family-a", "family-b"]);
+    for (const p of report.pretraining)
+      expect(
+        p.models!.filter((m) => m.model.startsWith("panel simulator")).map((m) => m.model),
+      ).toEqual(["panel simulator family-a", "panel simulator family-b"]);
   }, 120_000);
 });

@@ -16,12 +16,25 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import { JaxBackend } from "../../src/engine/backends/jax";
-import { CONDITIONS, merge, validateConfig, type ConditionId, type ExperimentConfig } from "../../src/experiment/config";
+import {
+  CONDITIONS,
+  merge,
+  validateConfig,
+  type ConditionId,
+  type ExperimentConfig,
+} from "../../src/experiment/config";
 import { createOpponents } from "../../src/experiment/conditions";
 import type { DiagnosticsReport } from "../../src/experiment/diagnostics";
 import { runExperiment, type RunReport, type TaskCache } from "../../src/experiment/experiment";
 import { benchmarkFor } from "../../src/benchmarks/registry";
-import { assemblePretrained, modelOptions, pretrainJobs, type PretrainedSet, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
+import {
+  assemblePretrained,
+  modelOptions,
+  pretrainJobs,
+  type PretrainedSet,
+  type PretrainJob,
+  type PretrainResult,
+} from "../../src/experiment/pretrain";
 import { presetConfig } from "../../src/experiment/presets";
 import { executeTask, InlineExecutor } from "../../src/experiment/tasks";
 import { NeuralSimulator } from "../../src/simulators/neural";
@@ -45,22 +58,33 @@ let pretrained: PretrainedSet; // the run's own pretrained models, kept through 
 beforeAll(async () => {
   jax = await JaxBackend.create("wasm");
   const kept = new Map<string, unknown>();
-  const cache: TaskCache = { get: async (k) => kept.get(k), put: async (k, v) => void kept.set(k, v) };
+  const cache: TaskCache = {
+    get: async (k) => kept.get(k),
+    put: async (k, v) => void kept.set(k, v),
+  };
   report = await runExperiment(config, new InlineExecutor(jax), { backend: "wasm", cache });
   const results = new Map<PretrainJob, PretrainResult>();
-  for (const job of pretrainJobs(config, 0)) results.set(job, kept.get(`pretrain:${JSON.stringify(job)}`) as PretrainResult);
+  for (const job of pretrainJobs(config, 0))
+    results.set(job, kept.get(`pretrain:${JSON.stringify(job)}`) as PretrainResult);
   pretrained = assemblePretrained(config, 0, results);
 }, 300_000);
 
 describe("γ̂ from a real run's diagnostics", () => {
   it("is within 4 standard errors of the true γ for the reference, the aligned simulator, the ensemble and each network panel member", () => {
-    expect(report.simulators, JSON.stringify((report as { diagnosticsErrors?: unknown }).diagnosticsErrors)).toHaveLength(1);
-    const sims = report.simulators[0].simulators.filter((s) => s.role !== "humans" && s.role !== "vs");
+    expect(
+      report.simulators,
+      JSON.stringify((report as { diagnosticsErrors?: unknown }).diagnosticsErrors),
+    ).toHaveLength(1);
+    const sims = report.simulators[0].simulators.filter(
+      (s) => s.role !== "humans" && s.role !== "vs",
+    );
     const expected: [string, number][] = [
       ["reference simulator", 1],
       ["aligned simulator", config.simulator.gamma],
       // the ensemble's other families (smoke lists them), each at its own γ
-      ...config.ensemble.members.slice(0, config.ensemble.k - 1).map((m): [string, number] => [m.name, m.gamma]),
+      ...config.ensemble.members
+        .slice(0, config.ensemble.k - 1)
+        .map((m): [string, number] => [m.name, m.gamma]),
       ...config.panel.map((m): [string, number] => [m.name, m.gamma!]),
     ];
     expect(config.ensemble.members.length).toBeGreaterThanOrEqual(config.ensemble.k - 1);
@@ -69,11 +93,20 @@ describe("γ̂ from a real run's diagnostics", () => {
     const z = sims.map((s) => {
       expect(s.gammaMLE, s.name).not.toBeNull();
       const { gamma, se } = s.gammaMLE!;
-      expect(Number.isFinite(gamma) && se > 0 && Number.isFinite(se), `${s.name}: ${gamma} ± ${se}`).toBe(true);
-      expect(se, `${s.name}: se ${se} is too wide for the check to mean much`).toBeLessThan(0.15 * s.trueGamma!);
+      expect(
+        Number.isFinite(gamma) && se > 0 && Number.isFinite(se),
+        `${s.name}: ${gamma} ± ${se}`,
+      ).toBe(true);
+      expect(se, `${s.name}: se ${se} is too wide for the check to mean much`).toBeLessThan(
+        0.15 * s.trueGamma!,
+      );
       return { name: s.name, truth: s.trueGamma!, gamma, se, z: (gamma - s.trueGamma!) / se };
     });
-    for (const r of z) expect(Math.abs(r.z), `${r.name}: γ̂ = ${r.gamma.toFixed(3)} ± ${r.se.toFixed(3)}, true ${r.truth}, z = ${r.z.toFixed(2)}`).toBeLessThan(4);
+    for (const r of z)
+      expect(
+        Math.abs(r.z),
+        `${r.name}: γ̂ = ${r.gamma.toFixed(3)} ± ${r.se.toFixed(3)}, true ${r.truth}, z = ${r.z.toFixed(2)}`,
+      ).toBeLessThan(4);
   });
 });
 
@@ -81,13 +114,23 @@ describe("the γ = 1 ablation", () => {
   it("every training condition's aligned simulator is the reference exactly", async () => {
     const ds = userStates(bench, 40, 77);
     expect(ds.length).toBeGreaterThan(100);
-    const ctx = { backend: jax, bench, config: ablation, pretrained, opts: modelOptions(bench, ablation) };
+    const ctx = {
+      backend: jax,
+      bench,
+      config: ablation,
+      pretrained,
+      opts: modelOptions(bench, ablation),
+    };
     const refModel = jax.createModel(pretrained.reference.checkpoint, ctx.opts);
-    const reference = await new NeuralSimulator("reference", bench, refModel, 1, true).distribution(ds);
+    const reference = await new NeuralSimulator("reference", bench, refModel, 1, true).distribution(
+      ds,
+    );
     refModel.dispose();
     // the reference is a real distribution on each state's allowed acts, not a constant
     const V = bench.acts.length;
-    expect(new Set(ds.map((_, j) => Math.max(...reference.subarray(j * V, (j + 1) * V)))).size).toBeGreaterThan(10);
+    expect(
+      new Set(ds.map((_, j) => Math.max(...reference.subarray(j * V, (j + 1) * V)))).size,
+    ).toBeGreaterThan(10);
 
     const built: ConditionId[] = ["single", "ensemble", "cotrain", "population"];
     expect(CONDITIONS.filter((c) => !built.includes(c))).toEqual(["base", "vs"]); // vs samples candidates: not π_ref even at γ = 1
@@ -106,7 +149,11 @@ describe("the γ = 1 ablation", () => {
   });
 
   it("the diagnostics' aligned simulator is the reference exactly", async () => {
-    const d = (await executeTask(jax, { kind: "diagnose", config: ablation, pretrained })) as DiagnosticsReport;
+    const d = (await executeTask(jax, {
+      kind: "diagnose",
+      config: ablation,
+      pretrained,
+    })) as DiagnosticsReport;
     const row = (name: string) => d.simulators.find((s) => s.name === name)!;
     expect(row("aligned simulator").trueGamma).toBe(1);
     expect(d.alignedKL).toBe(d.referenceKL);

@@ -13,7 +13,11 @@ import { Float64Backend } from "../../src/engine/backends/float64";
 import { initCheckpoint, type Checkpoint } from "../../src/engine/checkpoint";
 import { paramSpecs } from "../../src/engine/config";
 import { Rng } from "../../src/engine/random";
-import { createOpponents, type ConditionContext, type TrainingOpponents } from "../../src/experiment/conditions";
+import {
+  createOpponents,
+  type ConditionContext,
+  type TrainingOpponents,
+} from "../../src/experiment/conditions";
 import { merge, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
 import { benchmarkFor } from "../../src/benchmarks/registry";
@@ -33,40 +37,69 @@ function configWith(population: Partial<ExperimentConfig["population"]>): Experi
       simulator: { model: TINY, pretrain: { batch: 8 } },
       policy: { model: TINY, pretrain: { batch: 8 } },
       rl: { prompts: PROMPTS, groupSize: G },
-      population: { poolSize: 3, snapshotEvery: 2, selection: "random", draw: "batch", ...population },
+      population: {
+        poolSize: 3,
+        snapshotEvery: 2,
+        selection: "random",
+        draw: "batch",
+        ...population,
+      },
     }),
   );
 }
 
-function context(config: ExperimentConfig): ConditionContext & { bench: ReturnType<typeof createPersuasion> } {
+function context(
+  config: ExperimentConfig,
+): ConditionContext & { bench: ReturnType<typeof createPersuasion> } {
   const bench = benchmarkFor(config) as ReturnType<typeof createPersuasion>;
-  const reference = { checkpoint: initCheckpoint(modelConfig(bench, config.simulator.model, "simulator"), 1), nll: [] };
+  const reference = {
+    checkpoint: initCheckpoint(modelConfig(bench, config.simulator.model, "simulator"), 1),
+    nll: [],
+  };
   const pretrained: PretrainedSet = {
     seed: 0,
     reference,
     ensemble: [{ name: "aligned simulator", gamma: null, result: reference }],
     panel: [],
-    basePolicy: { checkpoint: initCheckpoint(modelConfig(bench, config.policy.model, "policy"), 2), nll: [] },
+    basePolicy: {
+      checkpoint: initCheckpoint(modelConfig(bench, config.policy.model, "policy"), 2),
+      nll: [],
+    },
   };
-  return { backend: new Float64Backend(), bench, config, pretrained, opts: modelOptions(bench, config) };
+  return {
+    backend: new Float64Backend(),
+    bench,
+    config,
+    pretrained,
+    opts: modelOptions(bench, config),
+  };
 }
 
 const poolSize = (opp: TrainingOpponents) => {
   const f = (opp as unknown as { poolSize?: () => number }).poolSize;
-  if (typeof f !== "function") throw new Error("the population condition no longer exposes poolSize()");
+  if (typeof f !== "function")
+    throw new Error("the population condition no longer exposes poolSize()");
   return f.call(opp);
 };
 const members = (opp: TrainingOpponents) => opp.evaluationSimulators() as NeuralSimulator[];
 const flat = (ck: Checkpoint) => ck.tensors.map((t) => Array.from(t.data));
 
 /** A batch played by hand: behaviour-persuader dialogues with humans, rows grouped by G. */
-function handPlayed(ctx: ReturnType<typeof context>, rng: Rng, memberOf?: (g: number) => number): { played: Played; rewards: Float64Array } {
+function handPlayed(
+  ctx: ReturnType<typeof context>,
+  rng: Rng,
+  memberOf?: (g: number) => number,
+): { played: Played; rewards: Float64Array } {
   const personas: Persona[] = [];
   const dialogues = [];
   for (let g = 0; g < PROMPTS; g++) {
     const p = ctx.bench.humans.sample(rng);
     for (let i = 0; i < G; i++) {
-      personas.push({ card: [...p.card], type: p.type, ...(memberOf ? { member: memberOf(g) } : {}) });
+      personas.push({
+        card: [...p.card],
+        type: p.type,
+        ...(memberOf ? { member: memberOf(g) } : {}),
+      });
       dialogues.push(behaviourDialogue(ctx.bench.humans, p, rng));
     }
   }
@@ -93,7 +126,14 @@ describe("population: the FIFO snapshot pool", () => {
       for (let s = 1; s <= steps; s++) {
         const sim = opp.simulatorFor(s, rng);
         expect(sim).toBe(members(opp)[0]); // `latest`: the trainable simulator, pool or not
-        const played = await play(ctx.bench, policy, sim, groupedPersonas(sim, PROMPTS, G, rng), rng, 1);
+        const played = await play(
+          ctx.bench,
+          policy,
+          sim,
+          groupedPersonas(sim, PROMPTS, G, rng),
+          rng,
+          1,
+        );
         const rewards = Float64Array.from(played.dialogues, (d) => ctx.bench.reward(d));
         const stats = await opp.afterStep!(s, played, rewards);
         expect(Number.isFinite(stats.simReward)).toBe(true);
@@ -101,15 +141,23 @@ describe("population: the FIFO snapshot pool", () => {
         trainableAt.push(flat(await members(opp)[0].model.checkpoint()));
         expect(trainableAt[s]).not.toEqual(trainableAt[s - 1]); // the simulator trains every step
 
-        const expected = Math.min(Math.floor(s / config.population.snapshotEvery), config.population.poolSize);
+        const expected = Math.min(
+          Math.floor(s / config.population.snapshotEvery),
+          config.population.poolSize,
+        );
         expect(poolSize(opp), `after step ${s}`).toBe(expected);
         expect(members(opp)).toHaveLength(1 + expected);
         firstSnapshot ??= members(opp)[1];
 
         // pool, oldest first: the snapshots of the last `expected` snapshot steps
-        const snapSteps = Array.from({ length: Math.floor(s / 2) }, (_, i) => 2 * (i + 1)).slice(-expected);
+        const snapSteps = Array.from({ length: Math.floor(s / 2) }, (_, i) => 2 * (i + 1)).slice(
+          -expected,
+        );
         const pool = members(opp).slice(1);
-        for (let i = 0; i < pool.length; i++) expect(flat(await pool[i].model.checkpoint()), `step ${s}, pool[${i}]`).toEqual(trainableAt[snapSteps[i]]);
+        for (let i = 0; i < pool.length; i++)
+          expect(flat(await pool[i].model.checkpoint()), `step ${s}, pool[${i}]`).toEqual(
+            trainableAt[snapSteps[i]],
+          );
       }
       // the first snapshot (step 2) was evicted when the 4th (step 8) came in, and its model freed
       expect(members(opp)).not.toContain(firstSnapshot);
@@ -145,7 +193,9 @@ describe("population: the FIFO snapshot pool", () => {
 
 describe("population: selection", () => {
   it("`random` per batch returns each member with equal frequency (and the trainable one while the pool is empty)", async () => {
-    const ctx = context(configWith({ poolSize: 3, snapshotEvery: 1, selection: "random", draw: "batch" }));
+    const ctx = context(
+      configWith({ poolSize: 3, snapshotEvery: 1, selection: "random", draw: "batch" }),
+    );
     const opp = createOpponents("population", ctx)!;
     const rng = Rng.seed(5);
     try {
@@ -165,14 +215,17 @@ describe("population: selection", () => {
         counts[m]++;
       }
       const p = 1 / all.length;
-      for (const c of counts) expect(Math.abs(c / n - p)).toBeLessThan(4.5 * Math.sqrt((p * (1 - p)) / n));
+      for (const c of counts)
+        expect(Math.abs(c / n - p)).toBeLessThan(4.5 * Math.sqrt((p * (1 - p)) / n));
     } finally {
       opp.dispose();
     }
   });
 
   it("`latest` returns the trainable simulator even with a full pool", async () => {
-    const ctx = context(configWith({ poolSize: 2, snapshotEvery: 1, selection: "latest", draw: "episode" }));
+    const ctx = context(
+      configWith({ poolSize: 2, snapshotEvery: 1, selection: "latest", draw: "episode" }),
+    );
     const opp = createOpponents("population", ctx)!;
     const rng = Rng.seed(6);
     try {
@@ -188,7 +241,9 @@ describe("population: selection", () => {
   });
 
   it("per episode: every start state draws its member (shared by its G rollouts) and is played by that member", async () => {
-    const ctx = context(configWith({ poolSize: 3, snapshotEvery: 1, selection: "random", draw: "episode" }));
+    const ctx = context(
+      configWith({ poolSize: 3, snapshotEvery: 1, selection: "random", draw: "episode" }),
+    );
     const opp = createOpponents("population", ctx)!;
     const policy = ctx.backend.createModel(ctx.pretrained.basePolicy.checkpoint, ctx.opts);
     const rng = Rng.seed(7);
@@ -222,7 +277,10 @@ describe("population: selection", () => {
       expect(seen.every((c) => c > 0)).toBe(true);
       const group = personas.filter((_, b) => b % G === 0);
       const many = routed.personas(4000, rng).map((p) => p.member!);
-      for (let m = 0; m < all.length; m++) expect(Math.abs(many.filter((x) => x === m).length / 4000 - 0.25)).toBeLessThan(4.5 * Math.sqrt(0.1875 / 4000));
+      for (let m = 0; m < all.length; m++)
+        expect(Math.abs(many.filter((x) => x === m).length / 4000 - 0.25)).toBeLessThan(
+          4.5 * Math.sqrt(0.1875 / 4000),
+        );
 
       // each row is answered by its own member
       const replies = await routed.reply(
@@ -259,7 +317,9 @@ describe("population: selection", () => {
 
 describe("co-training: the simulator trains every step", () => {
   it("population: when a snapshot played the batch, the trainable simulator plays its own against the current policy and learns from it", async () => {
-    const ctx = context(configWith({ poolSize: 2, snapshotEvery: 1, selection: "random", draw: "batch" }));
+    const ctx = context(
+      configWith({ poolSize: 2, snapshotEvery: 1, selection: "random", draw: "batch" }),
+    );
     const opp = createOpponents("population", ctx)!;
     const rng = Rng.seed(8);
     const asked: unknown[] = [];
@@ -320,7 +380,11 @@ describe("co-training: the simulator trains every step", () => {
 
 describe("co-training: the realism anchor", () => {
   /** KL(reference ‖ simulator) over the user turns of fixed dialogues. */
-  async function forwardKl(ctx: ReturnType<typeof context>, sim: NeuralSimulator, dialogues: Played["dialogues"]): Promise<number> {
+  async function forwardKl(
+    ctx: ReturnType<typeof context>,
+    sim: NeuralSimulator,
+    dialogues: Played["dialogues"],
+  ): Promise<number> {
     const batch = encode(ctx.bench, dialogues, "simulator");
     const ref = ctx.backend.createModel(ctx.pretrained.reference.checkpoint, ctx.opts);
     const [q, p] = [await ref.tokenDistributions(batch), await sim.model.tokenDistributions(batch)];
@@ -340,7 +404,9 @@ describe("co-training: the realism anchor", () => {
     const after: Record<string, number> = {};
     let start = 0;
     for (const anchor of ["forward", "reverse"] as const) {
-      const config = validateConfig(merge(configWith({}), { cotrain: { anchor, klCoef: 1, lr: 3e-2 } }));
+      const config = validateConfig(
+        merge(configWith({}), { cotrain: { anchor, klCoef: 1, lr: 3e-2 } }),
+      );
       const ctx = context(config);
       // a reference with clear minority replies, so that π_ref^γ has lost them
       const ck = ctx.pretrained.reference.checkpoint;
@@ -355,7 +421,14 @@ describe("co-training: the realism anchor", () => {
         start = await forwardKl(ctx, sim, probe);
         for (let s = 1; s <= 15; s++) {
           // the simulator's own replies, as in training (the reverse anchor's k3 is taken on them)
-          const played = await play(ctx.bench, policy, opp.simulatorFor(s, rng), groupedPersonas(sim, PROMPTS, G, rng), rng, 1);
+          const played = await play(
+            ctx.bench,
+            policy,
+            opp.simulatorFor(s, rng),
+            groupedPersonas(sim, PROMPTS, G, rng),
+            rng,
+            1,
+          );
           await opp.afterStep!(s, played, new Float64Array(played.dialogues.length).fill(0.5));
         }
         after[anchor] = await forwardKl(ctx, sim, probe);
@@ -364,7 +437,9 @@ describe("co-training: the realism anchor", () => {
         policy.dispose();
       }
     }
-    console.info(`KL(reference ‖ co-trained simulator): start ${start.toFixed(3)}, after 15 steps forward ${after.forward.toFixed(3)}, reverse ${after.reverse.toFixed(3)}`);
+    console.info(
+      `KL(reference ‖ co-trained simulator): start ${start.toFixed(3)}, after 15 steps forward ${after.forward.toFixed(3)}, reverse ${after.reverse.toFixed(3)}`,
+    );
     expect(start).toBeGreaterThan(0.1);
     expect(after.forward).toBeLessThan(0.5 * start);
     expect(after.forward).toBeLessThan(after.reverse);
@@ -374,6 +449,8 @@ describe("co-training: the realism anchor", () => {
     const c = structuredClone(configWith({})) as unknown as { cotrain: Record<string, unknown> };
     delete c.cotrain.anchor;
     expect(validateConfig(c).cotrain.anchor).toBe("reverse");
-    expect(() => validateConfig(merge(c, { cotrain: { anchor: "sideways" } }))).toThrow(/cotrain\.anchor/);
+    expect(() => validateConfig(merge(c, { cotrain: { anchor: "sideways" } }))).toThrow(
+      /cotrain\.anchor/,
+    );
   });
 });

@@ -37,44 +37,68 @@ describe("recorded reports", () => {
     for (const c of report.conditions) expect(c.seeds).toHaveLength(report.config.seeds);
   });
 
-  it.each(files.filter((f) => !PLUMBING_ONLY.has(f.replace(/\.json$/, ""))))("%s: `single` is better on its training simulator than with humans, seed by seed", (file) => {
-    const report = parseReport(readFileSync(join(DIR, file), "utf8"));
-    const single = report.conditions.find((c) => c.id === "single");
-    expect(single, "the report has a `single` condition").toBeDefined();
-    const n = report.config.eval.episodes; // both successes are measured on this many episodes
-    for (const s of single!.seeds) {
-      const [a, b] = [s.trainSuccess, s.humanSuccess];
-      const se = Math.sqrt((a * (1 - a)) / n + (b * (1 - b)) / n);
-      expect(a - b, `seed ${s.seed}: ${a} against its simulator, ${b} with humans, se ${se.toFixed(4)} (n = ${n})`).toBeGreaterThan(4 * se);
-    }
-    // and the summary across seeds says so too: its interval for the simulator lies above the one for
-    // humans (from 3 seeds: with 2, a 95 % t interval is ±12.7 sd wide and says nothing either way)
-    if (report.config.seeds >= 3) expect(single!.summary.trainSuccess.lo).toBeGreaterThan(single!.summary.humanSuccess.mean);
-  });
+  it.each(files.filter((f) => !PLUMBING_ONLY.has(f.replace(/\.json$/, ""))))(
+    "%s: `single` is better on its training simulator than with humans, seed by seed",
+    (file) => {
+      const report = parseReport(readFileSync(join(DIR, file), "utf8"));
+      const single = report.conditions.find((c) => c.id === "single");
+      expect(single, "the report has a `single` condition").toBeDefined();
+      const n = report.config.eval.episodes; // both successes are measured on this many episodes
+      for (const s of single!.seeds) {
+        const [a, b] = [s.trainSuccess, s.humanSuccess];
+        const se = Math.sqrt((a * (1 - a)) / n + (b * (1 - b)) / n);
+        expect(
+          a - b,
+          `seed ${s.seed}: ${a} against its simulator, ${b} with humans, se ${se.toFixed(4)} (n = ${n})`,
+        ).toBeGreaterThan(4 * se);
+      }
+      // and the summary across seeds says so too: its interval for the simulator lies above the one for
+      // humans (from 3 seeds: with 2, a 95 % t interval is ±12.7 sd wide and says nothing either way)
+      if (report.config.seeds >= 3)
+        expect(single!.summary.trainSuccess.lo).toBeGreaterThan(single!.summary.humanSuccess.mean);
+    },
+  );
 
   // The recordings are real runs at the presets' own scale (the paper's: 1,500-step models, 1,024
   // diagnostic dialogues per simulator): their γ̂ must agree with the γ each network simulator was
   // built with, as in pipeline-truth.test.ts. VS is left out: its finite-k law is not exactly π_ref^γ.
   // The smoke presets sample too few diagnostic dialogues to bound a large γ (every reply the
   // reference's mode: γ̂ = ∞, reported as unavailable with that reason), so they are left out.
-  it.each(files.filter((f) => !PLUMBING_ONLY.has(f.replace(/\.json$/, ""))))("%s: every network simulator's γ̂ is within 4 standard errors of its true γ", (file) => {
-    const report = parseReport(readFileSync(join(DIR, file), "utf8"));
-    expect(report.simulators.length).toBeGreaterThan(0);
-    for (const d of report.simulators) {
-      const sims = d.simulators.filter((s) => ["reference", "aligned", "ensemble", "panel"].includes(s.role) && s.trueGamma !== null);
-      expect(sims.map((s) => s.role)).toEqual(expect.arrayContaining(["reference", "aligned", "panel"]));
-      for (const s of sims) {
-        const { gamma, se } = s.gammaMLE!;
-        const z = (gamma - s.trueGamma!) / se;
-        expect(Math.abs(z), `seed ${d.seed}, ${s.name}: γ̂ = ${gamma} ± ${se}, true ${s.trueGamma}`).toBeLessThan(4);
+  it.each(files.filter((f) => !PLUMBING_ONLY.has(f.replace(/\.json$/, ""))))(
+    "%s: every network simulator's γ̂ is within 4 standard errors of its true γ",
+    (file) => {
+      const report = parseReport(readFileSync(join(DIR, file), "utf8"));
+      expect(report.simulators.length).toBeGreaterThan(0);
+      for (const d of report.simulators) {
+        const sims = d.simulators.filter(
+          (s) =>
+            ["reference", "aligned", "ensemble", "panel"].includes(s.role) && s.trueGamma !== null,
+        );
+        expect(sims.map((s) => s.role)).toEqual(
+          expect.arrayContaining(["reference", "aligned", "panel"]),
+        );
+        for (const s of sims) {
+          const { gamma, se } = s.gammaMLE!;
+          const z = (gamma - s.trueGamma!) / se;
+          expect(
+            Math.abs(z),
+            `seed ${d.seed}, ${s.name}: γ̂ = ${gamma} ± ${se}, true ${s.trueGamma}`,
+          ).toBeLessThan(4);
+        }
       }
-    }
-  });
+    },
+  );
 
-  it.each([...PLUMBING_ONLY])("%s is exempt because it trains for only a few steps, not because it is inconvenient", (id) => {
-    const smoke = PRESETS.find((p) => p.id === id)!;
-    expect(smoke.description).toMatch(/plumbing.*not the science/);
-    const file = files.find((f) => f === `${id}.json`);
-    if (file) expect(parseReport(readFileSync(join(DIR, file), "utf8")).config.rl.steps).toBeLessThanOrEqual(10);
-  });
+  it.each([...PLUMBING_ONLY])(
+    "%s is exempt because it trains for only a few steps, not because it is inconvenient",
+    (id) => {
+      const smoke = PRESETS.find((p) => p.id === id)!;
+      expect(smoke.description).toMatch(/plumbing.*not the science/);
+      const file = files.find((f) => f === `${id}.json`);
+      if (file)
+        expect(
+          parseReport(readFileSync(join(DIR, file), "utf8")).config.rl.steps,
+        ).toBeLessThanOrEqual(10);
+    },
+  );
 });

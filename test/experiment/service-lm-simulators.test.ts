@@ -51,7 +51,10 @@ let report: RunReport;
 beforeAll(async () => {
   await writeHfFolder(MODEL, LM.files);
   const { backend } = await createBackend("float64");
-  report = await runExperiment(config, new InlineExecutor(backend), { backend: "float64", preset: "test" });
+  report = await runExperiment(config, new InlineExecutor(backend), {
+    backend: "float64",
+    preset: "test",
+  });
 }, 600_000);
 
 describe("an LM panel member on Service", () => {
@@ -59,13 +62,19 @@ describe("an LM panel member on Service", () => {
     expect(report.config.benchmark).toBe("service");
     for (const c of report.conditions) {
       for (const s of c.seeds) {
-        expect(Object.keys(s.heldoutByMember)).toEqual([smoke.panel[0].name, "tiny-direct", "tiny-vs"]);
+        expect(Object.keys(s.heldoutByMember)).toEqual([
+          smoke.panel[0].name,
+          "tiny-direct",
+          "tiny-vs",
+        ]);
         const values = Object.values(s.heldoutByMember);
         for (const v of values) expect(v >= 0 && v <= 1, String(v)).toBe(true);
         expect(s.heldoutSuccess).toBeCloseTo(values.reduce((a, b) => a + b, 0) / values.length, 12);
       }
     }
-    console.log(`service-smoke (shrunk) with two tiny-LM panel members: ${(report.timing.totalMs / 1000).toFixed(1)} s`);
+    console.log(
+      `service-smoke (shrunk) with two tiny-LM panel members: ${(report.timing.totalMs / 1000).toFixed(1)} s`,
+    );
   });
 
   it("the LM members' reply-table rows at Service's probe states equal softmax(label log-likelihood / T) from the float64 reference GPT-2", () => {
@@ -73,7 +82,9 @@ describe("an LM panel member on Service", () => {
     const bench = service.create(config.world);
     const index = new Map(bench.acts.map((a, i) => [a.name, i]));
     const tables = report.simulators[0].replyTables!;
-    expect(tables.map((t) => t.id)).toEqual(service.probeStates.map((p) => p.id).filter((id) => tables.some((t) => t.id === id)));
+    expect(tables.map((t) => t.id)).toEqual(
+      service.probeStates.map((p) => p.id).filter((id) => tables.some((t) => t.id === id)),
+    );
     expect(tables.length).toBeGreaterThan(0);
     const softmax = (xs: number[]) => {
       const m = Math.max(...xs);
@@ -88,7 +99,9 @@ describe("an LM panel member on Service", () => {
       expect(acts.map((a) => bench.acts[a].name)).toEqual(t.acts);
       const ids = ref.bpe.encode((prompt as { text: string }).text);
       expect(ids.length + 16).toBeLessThan(2048);
-      const scores = continuations.map((c) => ref.logprob([...ids, ...ref.bpe.encode(c)], ids.length));
+      const scores = continuations.map((c) =>
+        ref.logprob([...ids, ...ref.bpe.encode(c)], ids.length),
+      );
       const direct = softmax(scores.map((x) => x / 30));
       const vs = softmax(direct.map((p) => 0.5 * Math.log(p)));
       for (const [name, want] of [
@@ -97,7 +110,9 @@ describe("an LM panel member on Service", () => {
       ] as const) {
         const row = t.rows.find((r) => r.name === name)!;
         expect(row.role).toBe("panel");
-        row.probs.forEach((p, i) => expect(Math.abs(p - want[i]), `${t.id} ${name} ${t.acts[i]}`).toBeLessThan(1.5e-4)); // rows are rounded to 4 decimals
+        row.probs.forEach((p, i) =>
+          expect(Math.abs(p - want[i]), `${t.id} ${name} ${t.acts[i]}`).toBeLessThan(1.5e-4),
+        ); // rows are rounded to 4 decimals
       }
     }
   });
@@ -109,6 +124,10 @@ describe("an LM panel member on Service", () => {
       expect(s).toMatchObject({ role: "panel", trueGamma: null, gammaMLE: null });
       expect(s.replyEntropy).toBeGreaterThan(0);
     }
-    expect(d.unions.find((u) => u.name === "held-out panel")!.members).toEqual([smoke.panel[0].name, "tiny-direct", "tiny-vs"]);
+    expect(d.unions.find((u) => u.name === "held-out panel")!.members).toEqual([
+      smoke.panel[0].name,
+      "tiny-direct",
+      "tiny-vs",
+    ]);
   });
 });

@@ -15,26 +15,37 @@ const config = tinyConfig("service-smoke");
 describe("Service end to end", () => {
   it("runs every condition and reports hidden state, world moves, pass^k, diagnostics and calibration", async () => {
     const { backend } = await createBackend("float64");
-    const report = await runExperiment(config, new InlineExecutor(backend), { backend: "float64", preset: "test" });
+    const report = await runExperiment(config, new InlineExecutor(backend), {
+      backend: "float64",
+      preset: "test",
+    });
     const bench = benchmarkFor(config);
     expect(report.conditions.map((c) => c.id)).toEqual([...CONDITIONS]);
     for (const c of report.conditions) {
       const s = c.seeds[0];
       expect(s.humanPassK).toHaveLength(4);
-      for (let j = 1; j < 4; j++) expect(s.humanPassK![j]).toBeLessThanOrEqual(s.humanPassK![j - 1] + 1e-12);
+      for (let j = 1; j < 4; j++)
+        expect(s.humanPassK![j]).toBeLessThanOrEqual(s.humanPassK![j - 1] + 1e-12);
       const humans = s.samples.filter((x) => x.opponent === "humans");
       expect(humans.length).toBeGreaterThan(0);
       for (const x of humans) {
         expect(x.hidden, `${c.id}: a human dialogue keeps its faults`).toBeDefined();
-        expect(bench.acts[x.acts[0]].kind, "every episode opens with the world's ticket").toBe("env");
+        expect(bench.acts[x.acts[0]].kind, "every episode opens with the world's ticket").toBe(
+          "env",
+        );
         expect(bench.success({ card: x.card, acts: x.acts, hidden: x.hidden })).toBe(x.success);
       }
     }
     const [diag] = report.simulators;
     expect(diag.replyTables!.length).toBeGreaterThan(0);
     expect(diag.adaptiveProbe!.dialogues).toBe(16);
-    expect(diag.adaptiveProbe!.klDecision, "no customer act ends a dialogue with an outcome").toBeNull();
+    expect(
+      diag.adaptiveProbe!.klDecision,
+      "no customer act ends a dialogue with an outcome",
+    ).toBeNull();
     expect(report.calibration.rows.map((r) => r.name)).toContain("pass^4, dual control");
-    expect(report.world.referenceLines!.map((l) => l.id)).toEqual(expect.arrayContaining(["modal-script", "careful"]));
+    expect(report.world.referenceLines!.map((l) => l.id)).toEqual(
+      expect.arrayContaining(["modal-script", "careful"]),
+    );
   }, 300_000);
 });

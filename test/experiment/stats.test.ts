@@ -4,7 +4,8 @@ import { describe, it, expect } from "vitest";
 import { summarize, pairedDifference } from "../../src/experiment/stats";
 
 // Half-width divided by sd/√n recovers the t quantile the interval used.
-const impliedT = (s: { hi: number; mean: number; sd: number; n: number }) => (s.hi - s.mean) / (s.sd / Math.sqrt(s.n));
+const impliedT = (s: { hi: number; mean: number; sd: number; n: number }) =>
+  (s.hi - s.mean) / (s.sd / Math.sqrt(s.n));
 
 describe("summarize", () => {
   it("uses the Student-t quantile with n − 1 degrees of freedom", () => {
@@ -14,7 +15,8 @@ describe("summarize", () => {
       [[3, 1, 4, 1, 5], 2.776445], // t_{0.975,4}
       [[2, 7, 1, 8, 2, 8, 1, 8, 2, 8], 2.262157], // t_{0.975,9}
     ];
-    for (const [xs, t] of cases) expect(impliedT(summarize(xs)), `n = ${xs.length}`).toBeCloseTo(t, 5);
+    for (const [xs, t] of cases)
+      expect(impliedT(summarize(xs)), `n = ${xs.length}`).toBeCloseTo(t, 5);
     expect(impliedT(summarize([1, 2, 4], 0.9))).toBeCloseTo(2.919986, 5); // t_{0.95,2}
   });
 

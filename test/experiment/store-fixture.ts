@@ -3,13 +3,27 @@
 import { initCheckpoint } from "../../src/engine/checkpoint";
 import type { ExperimentConfig } from "../../src/experiment/config";
 import { describeJob, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
-import { encodeStored, expectedShape, fileStore, INDEX_FORMAT, indexEntry, jobKey, type PretrainStore, type StoreIndex } from "../../src/experiment/store";
+import {
+  encodeStored,
+  expectedShape,
+  fileStore,
+  INDEX_FORMAT,
+  indexEntry,
+  jobKey,
+  type PretrainStore,
+  type StoreIndex,
+} from "../../src/experiment/store";
 
 /** A result of the right shape for the job (random weights; Adam moments for the policy). */
 export function fakeResult(c: ExperimentConfig, job: PretrainJob, seed = 1): PretrainResult {
   const shape = expectedShape(c, job);
   const checkpoint = initCheckpoint(shape.config, seed);
-  if (shape.optimizer) checkpoint.optimizer = { step: 3, m: checkpoint.tensors.map((t) => t.data.map((x) => x / 2)), v: checkpoint.tensors.map((t) => t.data.map((x) => x * x)) };
+  if (shape.optimizer)
+    checkpoint.optimizer = {
+      step: 3,
+      m: checkpoint.tensors.map((t) => t.data.map((x) => x / 2)),
+      v: checkpoint.tensors.map((t) => t.data.map((x) => x * x)),
+    };
   return { checkpoint, nll: [2, 1.5] };
 }
 
@@ -30,7 +44,8 @@ export class MemoryFiles {
   /** The store over these files, at location "mem"; without index.json when `withIndex` is false. */
   store(withIndex = true): PretrainStore {
     return fileStore("mem", async (name) => {
-      if (name === "index.json") return withIndex ? new TextEncoder().encode(JSON.stringify(this.index)) : undefined;
+      if (name === "index.json")
+        return withIndex ? new TextEncoder().encode(JSON.stringify(this.index)) : undefined;
       return this.files.get(name);
     });
   }

@@ -3,20 +3,63 @@
 // files cannot drift from the code); a missing or corrupt file is never used — the job pretrains
 // live and the message names the file; a run reports where each model came from.
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, readdirSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+  readdirSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBackend } from "../../src/engine/backends/index";
 import type { EngineBackend } from "../../src/engine/backend";
-import { applySet, seedsOf, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
+import {
+  applySet,
+  seedsOf,
+  validateConfig,
+  type ExperimentConfig,
+} from "../../src/experiment/config";
 import { runExperiment } from "../../src/experiment/experiment";
-import { fillStore, nodeStore, presetRequests, pruneStore, STORE_DIR, StoreLockedError } from "../../src/experiment/node-store";
+import {
+  fillStore,
+  nodeStore,
+  presetRequests,
+  pruneStore,
+  STORE_DIR,
+  StoreLockedError,
+} from "../../src/experiment/node-store";
 import { presetConfig } from "../../src/experiment/presets";
-import { describeJob, pretrainJobs, runPretrainJob, type PretrainJob, type PretrainResult } from "../../src/experiment/pretrain";
+import {
+  describeJob,
+  pretrainJobs,
+  runPretrainJob,
+  type PretrainJob,
+  type PretrainResult,
+} from "../../src/experiment/pretrain";
 import { parseReport } from "../../src/experiment/report-schema";
-import { canonicalJson, encodeStored, expectedShape, fileStore, jobInputs, jobKey, lookUp, STORE_VERSION, StoreError, StoreUnavailable, type StoreIndex } from "../../src/experiment/store";
-import { InlineExecutor, type Executor, type Task, type TaskResult } from "../../src/experiment/tasks";
+import {
+  canonicalJson,
+  encodeStored,
+  expectedShape,
+  fileStore,
+  jobInputs,
+  jobKey,
+  lookUp,
+  STORE_VERSION,
+  StoreError,
+  StoreUnavailable,
+  type StoreIndex,
+} from "../../src/experiment/store";
+import {
+  InlineExecutor,
+  type Executor,
+  type Task,
+  type TaskResult,
+} from "../../src/experiment/tasks";
 import { fakeResult, MemoryFiles } from "./store-fixture";
 
 const QUICK = presetConfig("persuasion-quick");
@@ -31,11 +74,22 @@ const JOBS: Record<string, PretrainJob> = {
 const SIMULATOR_JOBS = ["reference", "ensemble", "panel"];
 
 // every preset whose models ship in the store: service-paper's pretrain live (hours of wasm)
-const STORED_PRESETS = ["persuasion-smoke", "persuasion-quick", "persuasion-paper", "service-smoke", "service-quick", "cooperation-smoke", "cooperation-quick", "cooperation-paper"];
+const STORED_PRESETS = [
+  "persuasion-smoke",
+  "persuasion-quick",
+  "persuasion-paper",
+  "service-smoke",
+  "service-quick",
+  "cooperation-smoke",
+  "cooperation-quick",
+  "cooperation-paper",
+];
 
 describe("store keys", () => {
   it("are SHA-256 of the canonical JSON of the job's inputs (the same digest node:crypto gives)", () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: undefined } })).toBe('{"a":{"d":[3,{"e":2,"f":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: undefined } })).toBe(
+      '{"a":{"d":[3,{"e":2,"f":1}]},"b":1}',
+    );
     for (const job of Object.values(JOBS)) {
       const digest = createHash("sha256")
         .update(canonicalJson(jobInputs(QUICK, job, "wasm")))
@@ -46,7 +100,14 @@ describe("store keys", () => {
   });
 
   it("change with every input a job reads", () => {
-    const matters = ["world.cardInformativeness=0.5", "world.replySharpness=3", "world.repeatDecay=0.5", "world.typePrior=[1,1,1,1]", "corpus.dialogues=1000", "corpus.persuaderStyle=2"];
+    const matters = [
+      "world.cardInformativeness=0.5",
+      "world.replySharpness=3",
+      "world.repeatDecay=0.5",
+      "world.typePrior=[1,1,1,1]",
+      "corpus.dialogues=1000",
+      "corpus.persuaderStyle=2",
+    ];
     const role = (r: "simulator" | "policy") => {
       const { model: m, pretrain: p } = QUICK[r];
       return [
@@ -62,21 +123,38 @@ describe("store keys", () => {
     for (const [name, job] of Object.entries(JOBS)) {
       const key = jobKey(QUICK, job, "wasm");
       const own = SIMULATOR_JOBS.includes(name) ? role("simulator") : role("policy");
-      for (const a of [...matters, ...own]) expect(jobKey(set(QUICK, a), job, "wasm"), `${name}: ${a}`).not.toBe(key);
+      for (const a of [...matters, ...own])
+        expect(jobKey(set(QUICK, a), job, "wasm"), `${name}: ${a}`).not.toBe(key);
       expect(jobKey(QUICK, { ...job, seed: 1 }, "wasm"), `${name}: seed`).not.toBe(key);
       expect(jobKey(QUICK, job, "float64"), `${name}: backend`).not.toBe(key);
     }
     // members and the panel member's and the ensemble family's own settings
-    expect(jobKey(QUICK, { kind: "ensemble", seed: 0, member: 2 }, "wasm")).not.toBe(jobKey(QUICK, JOBS.ensemble, "wasm"));
-    for (const a of ["panel.1.prior=[0.1,0.2,0.3,0.4]", "panel.1.corpusScale=0.75", "panel.1.seedOffset=7"]) {
-      expect(jobKey(set(QUICK, a), JOBS.panel, "wasm"), a).not.toBe(jobKey(QUICK, JOBS.panel, "wasm"));
+    expect(jobKey(QUICK, { kind: "ensemble", seed: 0, member: 2 }, "wasm")).not.toBe(
+      jobKey(QUICK, JOBS.ensemble, "wasm"),
+    );
+    for (const a of [
+      "panel.1.prior=[0.1,0.2,0.3,0.4]",
+      "panel.1.corpusScale=0.75",
+      "panel.1.seedOffset=7",
+    ]) {
+      expect(jobKey(set(QUICK, a), JOBS.panel, "wasm"), a).not.toBe(
+        jobKey(QUICK, JOBS.panel, "wasm"),
+      );
     }
-    for (const a of ["ensemble.members.0.prior=[0.1,0.2,0.3,0.4]", "ensemble.members.0.corpusScale=0.3", "ensemble.members.0.seedOffset=7"]) {
-      expect(jobKey(set(QUICK, a), JOBS.ensemble, "wasm"), a).not.toBe(jobKey(QUICK, JOBS.ensemble, "wasm"));
+    for (const a of [
+      "ensemble.members.0.prior=[0.1,0.2,0.3,0.4]",
+      "ensemble.members.0.corpusScale=0.3",
+      "ensemble.members.0.seedOffset=7",
+    ]) {
+      expect(jobKey(set(QUICK, a), JOBS.ensemble, "wasm"), a).not.toBe(
+        jobKey(QUICK, JOBS.ensemble, "wasm"),
+      );
     }
     // the reference's family (no members listed): member 2 is another network than member 1
     const samples = set(QUICK, "ensemble.members=[]");
-    expect(jobKey(samples, { kind: "ensemble", seed: 0, member: 2 }, "wasm")).not.toBe(jobKey(samples, JOBS.ensemble, "wasm"));
+    expect(jobKey(samples, { kind: "ensemble", seed: 0, member: 2 }, "wasm")).not.toBe(
+      jobKey(samples, JOBS.ensemble, "wasm"),
+    );
     expect(jobKey(samples, JOBS.ensemble, "wasm")).not.toBe(jobKey(QUICK, JOBS.ensemble, "wasm"));
     // every job of a run has its own key (kinds, members, seeds: each seed its own panel)
     for (const preset of STORED_PRESETS) {
@@ -111,7 +189,12 @@ describe("store keys", () => {
     for (const [name, job] of Object.entries(JOBS)) {
       const key = jobKey(QUICK, job, "wasm");
       const other = SIMULATOR_JOBS.includes(name) ? "policy" : "simulator";
-      for (const a of [...ignored, `${other}.model.d=32`, `${other}.pretrain.steps=7`, `${other}.pretrain.lr=0.001`]) {
+      for (const a of [
+        ...ignored,
+        `${other}.model.d=32`,
+        `${other}.pretrain.steps=7`,
+        `${other}.pretrain.lr=0.001`,
+      ]) {
         expect(jobKey(set(QUICK, a), job, "wasm"), `${name}: ${a}`).toBe(key);
       }
       // a job names its seed: seed s's models, its panel's too, are the same whatever the run's first seed
@@ -119,10 +202,14 @@ describe("store keys", () => {
     }
     // the reference's family: a member is keyed by its place, whatever the ensemble's size
     const samples = set(QUICK, "ensemble.members=[]");
-    expect(jobKey(set(samples, "ensemble.k=5"), JOBS.ensemble, "wasm")).toBe(jobKey(samples, JOBS.ensemble, "wasm"));
+    expect(jobKey(set(samples, "ensemble.k=5"), JOBS.ensemble, "wasm")).toBe(
+      jobKey(samples, JOBS.ensemble, "wasm"),
+    );
     // a panel member keeps its key wherever it stands in the panel
     const swapped = { ...QUICK, panel: [QUICK.panel[1], QUICK.panel[0], ...QUICK.panel.slice(2)] };
-    expect(jobKey(swapped, { kind: "panel", seed: 0, member: 0 }, "wasm")).toBe(jobKey(QUICK, JOBS.panel, "wasm"));
+    expect(jobKey(swapped, { kind: "panel", seed: 0, member: 0 }, "wasm")).toBe(
+      jobKey(QUICK, JOBS.panel, "wasm"),
+    );
   });
 });
 
@@ -146,11 +233,21 @@ describe("the shipped store (public/pretrained/)", () => {
     ] as PretrainJob[]) {
       const key = jobKey(SMOKE, job, "wasm");
       const stored = await store.get(key, expectedShape(SMOKE, job));
-      expect(stored, `${describeJob(SMOKE, job)} of persuasion-smoke is not in the store: run bash scripts/store-pretrained.sh`).toBeDefined();
+      expect(
+        stored,
+        `${describeJob(SMOKE, job)} of persuasion-smoke is not in the store: run bash scripts/store-pretrained.sh`,
+      ).toBeDefined();
       const live = await runPretrainJob(wasm, SMOKE, job);
       expect(stored!.nll).toEqual(live.nll);
-      expect(stored!.checkpoint.tensors.map((t) => t.name)).toEqual(live.checkpoint.tensors.map((t) => t.name));
-      stored!.checkpoint.tensors.forEach((t, i) => expect(Buffer.from(bytesOf(t.data)).equals(bytesOf(live.checkpoint.tensors[i].data)), t.name).toBe(true));
+      expect(stored!.checkpoint.tensors.map((t) => t.name)).toEqual(
+        live.checkpoint.tensors.map((t) => t.name),
+      );
+      stored!.checkpoint.tensors.forEach((t, i) =>
+        expect(
+          Buffer.from(bytesOf(t.data)).equals(bytesOf(live.checkpoint.tensors[i].data)),
+          t.name,
+        ).toBe(true),
+      );
       expect(stored!.checkpoint.optimizer?.step).toBe(live.checkpoint.optimizer?.step);
       // the whole file, header and Adam moments included, is what the writer makes of the live result
       const file = readFileSync(join(STORE_DIR, index.models[key].file));
@@ -161,7 +258,9 @@ describe("the shipped store (public/pretrained/)", () => {
   it("holds every job of every preset's own seeds", () => {
     const index = JSON.parse(readFileSync(join(STORE_DIR, "index.json"), "utf8")) as StoreIndex;
     for (const preset of STORED_PRESETS) {
-      const missing = presetRequests(preset).filter((r) => !index.models[jobKey(r.config, r.job, "wasm")]);
+      const missing = presetRequests(preset).filter(
+        (r) => !index.models[jobKey(r.config, r.job, "wasm")],
+      );
       expect(
         missing.map((r) => `${r.job.kind} ${r.job.seed}`),
         `${preset}: run bash scripts/store-pretrained.sh ${preset}`,
@@ -205,14 +304,21 @@ describe("a stored file that cannot be used", () => {
     const p = new MemoryFiles();
     const policy = fakeResult(SMOKE, JOBS.policy);
     p.put(SMOKE, JOBS.policy, policy);
-    expect(await p.store().get(jobKey(SMOKE, JOBS.policy, "wasm"), expectedShape(SMOKE, JOBS.policy))).toEqual(policy);
+    expect(
+      await p.store().get(jobKey(SMOKE, JOBS.policy, "wasm"), expectedShape(SMOKE, JOBS.policy)),
+    ).toEqual(policy);
     // a key the store does not hold is a plain miss
-    expect(await lookUp(m.store(), SMOKE, JOBS.policy, "wasm")).toEqual({ source: "trained", key: jobKey(SMOKE, JOBS.policy, "wasm") });
+    expect(await lookUp(m.store(), SMOKE, JOBS.policy, "wasm")).toEqual({
+      source: "trained",
+      key: jobKey(SMOKE, JOBS.policy, "wasm"),
+    });
   });
 
   it("is refused, with the file and the reason", async () => {
     expect(await problem((m, file) => m.files.delete(file))).toMatch(/the file is missing/);
-    expect(await problem(corrupt((b) => b.slice(0, b.length - 4), false))).toMatch(/index\.json says .*truncated/);
+    expect(await problem(corrupt((b) => b.slice(0, b.length - 4), false))).toMatch(
+      /index\.json says .*truncated/,
+    );
     expect(await problem(corrupt((b) => b.slice(0, b.length - 4)))).toMatch(/wrong size/);
     expect(await problem(corrupt((b) => (b.set([0x58], 0), b)))).toMatch(/no CLPT signature/);
     expect(await problem(corrupt((b) => (b.set([0x7b, 0x7b], 8), b)))).toMatch(/bad header/);
@@ -245,9 +351,17 @@ describe("a stored file that cannot be used", () => {
     m.put(SMOKE, job, fakeResult(SMOKE, job));
     await expect(m.store(false).get(key, expect_)).rejects.toBeInstanceOf(StoreUnavailable);
     const missing = await lookUp(m.store(false), SMOKE, job, "wasm");
-    expect(missing).toMatchObject({ source: "trained", unavailable: expect.stringMatching(/mem\/index\.json is missing/) });
-    const garbage = fileStore("mem", async (name) => (name === "index.json" ? new TextEncoder().encode("{nope") : undefined));
-    expect(await lookUp(garbage, SMOKE, job, "wasm")).toMatchObject({ source: "trained", unavailable: expect.stringMatching(/index\.json is unreadable/) });
+    expect(missing).toMatchObject({
+      source: "trained",
+      unavailable: expect.stringMatching(/mem\/index\.json is missing/),
+    });
+    const garbage = fileStore("mem", async (name) =>
+      name === "index.json" ? new TextEncoder().encode("{nope") : undefined,
+    );
+    expect(await lookUp(garbage, SMOKE, job, "wasm")).toMatchObject({
+      source: "trained",
+      unavailable: expect.stringMatching(/index\.json is unreadable/),
+    });
   });
 });
 
@@ -279,55 +393,107 @@ class CountingExecutor implements Executor {
 
 describe("runExperiment with a store", () => {
   // two models pretrain live and two units run: minutes on a busy two-core machine
-  it("loads stored jobs (source store), pretrains the rest live (source trained) and names an unusable file", { timeout: 600_000 }, async () => {
-    // the ensemble of the preset's families, whose members the shipped store holds for persuasion-smoke
-    const c = validateConfig({ ...SMOKE, conditions: ["base", "ensemble"], eval: { ...SMOKE.eval, diagnosticSeeds: 0 } });
-    const shipped = nodeStore();
-    const m = new MemoryFiles();
-    const jobs = pretrainJobs(c, c.seedBase);
-    for (const job of jobs) m.put(c, job, (await shipped.get(jobKey(c, job, "wasm"), expectedShape(c, job)))!);
-    // the ensemble's family-g is not stored; the reference's file is cut short
-    delete m.index.models[jobKey(c, { kind: "ensemble", seed: 0, member: 2 }, "wasm")];
-    const refFile = m.index.models[jobKey(c, JOBS.reference, "wasm")].file;
-    m.files.set(refFile, m.files.get(refFile)!.slice(0, 100));
+  it(
+    "loads stored jobs (source store), pretrains the rest live (source trained) and names an unusable file",
+    { timeout: 600_000 },
+    async () => {
+      // the ensemble of the preset's families, whose members the shipped store holds for persuasion-smoke
+      const c = validateConfig({
+        ...SMOKE,
+        conditions: ["base", "ensemble"],
+        eval: { ...SMOKE.eval, diagnosticSeeds: 0 },
+      });
+      const shipped = nodeStore();
+      const m = new MemoryFiles();
+      const jobs = pretrainJobs(c, c.seedBase);
+      for (const job of jobs)
+        m.put(c, job, (await shipped.get(jobKey(c, job, "wasm"), expectedShape(c, job)))!);
+      // the ensemble's family-g is not stored; the reference's file is cut short
+      delete m.index.models[jobKey(c, { kind: "ensemble", seed: 0, member: 2 }, "wasm")];
+      const refFile = m.index.models[jobKey(c, JOBS.reference, "wasm")].file;
+      m.files.set(refFile, m.files.get(refFile)!.slice(0, 100));
 
-    const executor = new CountingExecutor(wasm);
-    const notes: string[] = [];
-    const details: string[] = [];
-    const report = await runExperiment(c, executor, {
-      backend: "wasm",
-      store: m.store(),
-      onNote: (n) => notes.push(n),
-      onProgress: (p) => p.phase === "pretrain" && details.push(p.detail),
-    });
-    expect(executor.pretrained.sort()).toEqual(["ensemble simulator family-g", "reference simulator"]);
-    const models = report.pretraining[0].models!;
-    expect(models).toHaveLength(jobs.length);
-    for (const s of models) expect(s.source, s.model).toBe(["ensemble simulator family-g", "reference simulator"].includes(s.model) ? "trained" : "store");
-    expect(models.find((s) => s.model === "reference simulator")!.problem).toMatch(new RegExp(`mem/${refFile}: 100 bytes, index.json says \\d+ \\(truncated`));
-    expect(models.find((s) => s.model === "ensemble simulator family-g")!.problem).toBeUndefined();
-    expect(report.store).toEqual({ location: "mem", loaded: jobs.length - 2, trained: 2, messages: [expect.stringContaining(`mem/${refFile}`)] });
-    expect(notes).toEqual([expect.stringMatching(/reference simulator live instead/), `pretraining: ${jobs.length - 2} of ${jobs.length} models from the store (mem), 2 pretrained live`]);
-    expect(details.filter((d) => d.endsWith("(from the store)"))).toHaveLength(jobs.length - 2);
-    // the report reads back, and its models' sources are checked
-    const text = JSON.stringify(report);
-    expect(parseReport(text).pretraining[0].models).toEqual(models);
-    expect(() => parseReport(text.replace('"source":"store"', '"source":"cloud"'))).toThrow(/pretraining\.0\.models\.\d+\.source/);
-  });
+      const executor = new CountingExecutor(wasm);
+      const notes: string[] = [];
+      const details: string[] = [];
+      const report = await runExperiment(c, executor, {
+        backend: "wasm",
+        store: m.store(),
+        onNote: (n) => notes.push(n),
+        onProgress: (p) => p.phase === "pretrain" && details.push(p.detail),
+      });
+      expect(executor.pretrained.sort()).toEqual([
+        "ensemble simulator family-g",
+        "reference simulator",
+      ]);
+      const models = report.pretraining[0].models!;
+      expect(models).toHaveLength(jobs.length);
+      for (const s of models)
+        expect(s.source, s.model).toBe(
+          ["ensemble simulator family-g", "reference simulator"].includes(s.model)
+            ? "trained"
+            : "store",
+        );
+      expect(models.find((s) => s.model === "reference simulator")!.problem).toMatch(
+        new RegExp(`mem/${refFile}: 100 bytes, index.json says \\d+ \\(truncated`),
+      );
+      expect(
+        models.find((s) => s.model === "ensemble simulator family-g")!.problem,
+      ).toBeUndefined();
+      expect(report.store).toEqual({
+        location: "mem",
+        loaded: jobs.length - 2,
+        trained: 2,
+        messages: [expect.stringContaining(`mem/${refFile}`)],
+      });
+      expect(notes).toEqual([
+        expect.stringMatching(/reference simulator live instead/),
+        `pretraining: ${jobs.length - 2} of ${jobs.length} models from the store (mem), 2 pretrained live`,
+      ]);
+      expect(details.filter((d) => d.endsWith("(from the store)"))).toHaveLength(jobs.length - 2);
+      // the report reads back, and its models' sources are checked
+      const text = JSON.stringify(report);
+      expect(parseReport(text).pretraining[0].models).toEqual(models);
+      expect(() => parseReport(text.replace('"source":"store"', '"source":"cloud"'))).toThrow(
+        /pretraining\.0\.models\.\d+\.source/,
+      );
+    },
+  );
 
   it("with no store says so once, and pretrains every model", async () => {
-    const c = validateConfig({ ...SMOKE, conditions: ["base"], eval: { ...SMOKE.eval, diagnosticSeeds: 0 } });
+    const c = validateConfig({
+      ...SMOKE,
+      conditions: ["base"],
+      eval: { ...SMOKE.eval, diagnosticSeeds: 0 },
+    });
     // pretraining is answered from the shipped files, to keep this test fast: what matters is that it was asked for
     const shipped = new Map<string, PretrainResult>();
     const jobs = pretrainJobs(c, c.seedBase);
-    for (const job of jobs) shipped.set(canonicalJson(job), (await nodeStore().get(jobKey(c, job, "wasm"), expectedShape(c, job)))!);
+    for (const job of jobs)
+      shipped.set(
+        canonicalJson(job),
+        (await nodeStore().get(jobKey(c, job, "wasm"), expectedShape(c, job)))!,
+      );
     const executor = new CountingExecutor(wasm, (job) => shipped.get(canonicalJson(job)));
     const notes: string[] = [];
-    const report = await runExperiment(c, executor, { backend: "wasm", store: new MemoryFiles().store(false), onNote: (n) => notes.push(n) });
+    const report = await runExperiment(c, executor, {
+      backend: "wasm",
+      store: new MemoryFiles().store(false),
+      onNote: (n) => notes.push(n),
+    });
     expect(executor.pretrained).toHaveLength(jobs.length);
-    expect(report.store).toEqual({ location: "mem", loaded: 0, trained: jobs.length, messages: ["no store of pretrained models: mem/index.json is missing; every model pretrains live"] });
+    expect(report.store).toEqual({
+      location: "mem",
+      loaded: 0,
+      trained: jobs.length,
+      messages: [
+        "no store of pretrained models: mem/index.json is missing; every model pretrains live",
+      ],
+    });
     expect(notes).toHaveLength(2);
-    expect(report.pretraining[0].models!.every((s) => s.source === "trained" && s.problem === undefined)).toBe(true);
+    expect(
+      report.pretraining[0].models!.every((s) => s.source === "trained" && s.problem === undefined),
+    ).toBe(true);
   });
 });
 
@@ -336,7 +502,8 @@ describe("reports", () => {
     const dir = join(STORE_DIR, "..", "recorded");
     const files = readdirSync(dir).filter((f) => f.endsWith(".json"));
     expect(files.length).toBeGreaterThan(0);
-    for (const f of files) expect(() => parseReport(readFileSync(join(dir, f), "utf8")), f).not.toThrow();
+    for (const f of files)
+      expect(() => parseReport(readFileSync(join(dir, f), "utf8")), f).not.toThrow();
   });
 });
 
@@ -347,19 +514,36 @@ describe("the store's writer (collapse-lab store)", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("stores what the executor pretrains, keeps intact files, redoes broken ones and prunes", async () => {
-    const requests = presetRequests("persuasion-smoke").filter((r) => r.job.kind === "reference" || r.job.kind === "policy");
-    const executor = new CountingExecutor(wasm, (job) => fakeResult(SMOKE, job, job.kind === "policy" ? 2 : 3));
+    const requests = presetRequests("persuasion-smoke").filter(
+      (r) => r.job.kind === "reference" || r.job.kind === "policy",
+    );
+    const executor = new CountingExecutor(wasm, (job) =>
+      fakeResult(SMOKE, job, job.kind === "policy" ? 2 : 3),
+    );
     const log: string[] = [];
-    expect(await fillStore(dir, requests, executor, "wasm", (s) => log.push(s))).toEqual({ stored: 2, kept: 0 });
+    expect(await fillStore(dir, requests, executor, "wasm", (s) => log.push(s))).toEqual({
+      stored: 2,
+      kept: 0,
+    });
     const store = nodeStore(dir);
-    for (const r of requests) expect(await store.get(jobKey(r.config, r.job, "wasm"), expectedShape(r.config, r.job))).toEqual(fakeResult(SMOKE, r.job, r.job.kind === "policy" ? 2 : 3));
+    for (const r of requests)
+      expect(
+        await store.get(jobKey(r.config, r.job, "wasm"), expectedShape(r.config, r.job)),
+      ).toEqual(fakeResult(SMOKE, r.job, r.job.kind === "policy" ? 2 : 3));
     expect(executor.pretrained).toHaveLength(2);
 
     // re-run: both kept; then one file broken: only that one again
-    expect(await fillStore(dir, requests, executor, "wasm", (s) => log.push(s))).toEqual({ stored: 0, kept: 2 });
-    const refEntry = (JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as StoreIndex).models[jobKey(SMOKE, requests[0].job, "wasm")];
+    expect(await fillStore(dir, requests, executor, "wasm", (s) => log.push(s))).toEqual({
+      stored: 0,
+      kept: 2,
+    });
+    const refEntry = (JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as StoreIndex)
+      .models[jobKey(SMOKE, requests[0].job, "wasm")];
     writeFileSync(join(dir, refEntry.file), "garbage");
-    expect(await fillStore(dir, requests, executor, "wasm", (s) => log.push(s))).toEqual({ stored: 1, kept: 1 });
+    expect(await fillStore(dir, requests, executor, "wasm", (s) => log.push(s))).toEqual({
+      stored: 1,
+      kept: 1,
+    });
     expect(log.some((l) => l.includes(refEntry.file) && l.includes("unusable"))).toBe(true);
     expect(executor.pretrained).toHaveLength(3);
 
@@ -368,30 +552,45 @@ describe("the store's writer (collapse-lab store)", () => {
     const policyKey = jobKey(SMOKE, requests[1].job, "wasm");
     const removed = pruneStore(dir, new Set([policyKey]), () => undefined);
     expect(removed).toHaveLength(2);
-    expect(Object.keys((JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as StoreIndex).models)).toEqual([policyKey]);
+    expect(
+      Object.keys((JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as StoreIndex).models),
+    ).toEqual([policyKey]);
     expect(readdirSync(dir).sort()).toEqual([`${policyKey.slice(0, 16)}.bin`, "index.json"]);
   });
 
   it("lets one writer in at a time: while one stores, a second store or a prune is refused, naming the lock, and nothing is lost", async () => {
     const own = mkdtempSync(join(tmpdir(), "collapse-lab-store-lock-"));
     try {
-      const [first, second] = presetRequests("persuasion-smoke").filter((r) => r.job.kind === "reference" || r.job.kind === "policy");
+      const [first, second] = presetRequests("persuasion-smoke").filter(
+        (r) => r.job.kind === "reference" || r.job.kind === "policy",
+      );
       let open!: () => void;
       const gate = new Promise<void>((resolve) => (open = resolve));
       const answer = (job: PretrainJob) => fakeResult(SMOKE, job, 2);
       const slow = new CountingExecutor(wasm, answer, gate); // its pretraining waits at the gate, holding the lock
       const running = fillStore(own, [first], slow, "wasm", () => undefined);
       const fast = new CountingExecutor(wasm, answer);
-      await expect(fillStore(own, [second], fast, "wasm", () => undefined)).rejects.toThrow(StoreLockedError);
-      await expect(fillStore(own, [second], fast, "wasm", () => undefined)).rejects.toThrow(/being written by another `collapse-lab store` \(it holds .*\.lock\)/);
+      await expect(fillStore(own, [second], fast, "wasm", () => undefined)).rejects.toThrow(
+        StoreLockedError,
+      );
+      await expect(fillStore(own, [second], fast, "wasm", () => undefined)).rejects.toThrow(
+        /being written by another `collapse-lab store` \(it holds .*\.lock\)/,
+      );
       expect(() => pruneStore(own, new Set(), () => undefined)).toThrow(StoreLockedError);
       expect(fast.pretrained).toEqual([]); // refused before any work
       open();
       expect(await running).toEqual({ stored: 1, kept: 0 });
       // released: the second writer gets in, and the index holds both
-      expect(await fillStore(own, [second], fast, "wasm", () => undefined)).toEqual({ stored: 1, kept: 0 });
+      expect(await fillStore(own, [second], fast, "wasm", () => undefined)).toEqual({
+        stored: 1,
+        kept: 0,
+      });
       const keys = [first, second].map((r) => jobKey(r.config, r.job, "wasm")).sort();
-      expect(Object.keys((JSON.parse(readFileSync(join(own, "index.json"), "utf8")) as StoreIndex).models).sort()).toEqual(keys);
+      expect(
+        Object.keys(
+          (JSON.parse(readFileSync(join(own, "index.json"), "utf8")) as StoreIndex).models,
+        ).sort(),
+      ).toEqual(keys);
       expect(readdirSync(own)).not.toContain(".lock");
     } finally {
       rmSync(own, { recursive: true, force: true });
@@ -406,7 +605,15 @@ describe("the store's writer (collapse-lab store)", () => {
       const old = new Date(Date.now() - 3_600_000);
       utimesSync(lock, old, old);
       const requests = presetRequests("persuasion-smoke").filter((r) => r.job.kind === "policy");
-      expect(await fillStore(own, requests, new CountingExecutor(wasm, (job) => fakeResult(SMOKE, job, 2)), "wasm", () => undefined)).toEqual({ stored: 1, kept: 0 });
+      expect(
+        await fillStore(
+          own,
+          requests,
+          new CountingExecutor(wasm, (job) => fakeResult(SMOKE, job, 2)),
+          "wasm",
+          () => undefined,
+        ),
+      ).toEqual({ stored: 1, kept: 0 });
       expect(readdirSync(own)).not.toContain(".lock");
     } finally {
       rmSync(own, { recursive: true, force: true });

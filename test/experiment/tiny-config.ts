@@ -1,6 +1,11 @@
 // A preset shrunk to tiny models and budgets with every condition: the end-to-end plumbing tests'
 // config (seconds on the float64 backend), two panel members kept.
-import { CONDITIONS, merge, validateConfig, type ExperimentConfig } from "../../src/experiment/config";
+import {
+  CONDITIONS,
+  merge,
+  validateConfig,
+  type ExperimentConfig,
+} from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
 
 const TINY = { d: 16, layers: 1, heads: 2, mlpRatio: 2 };

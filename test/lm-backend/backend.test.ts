@@ -5,29 +5,64 @@
 // reference BERT's mean-pooled normalised vectors.
 import { describe, it, expect, beforeAll, afterAll, onTestFinished } from "vitest";
 import { pipeline, env, type TextGenerationPipeline } from "@huggingface/transformers";
-import { TransformersEmbeddingModel, TransformersLanguageModel, type LoadProgress } from "../../src/lm/backend";
+import {
+  TransformersEmbeddingModel,
+  TransformersLanguageModel,
+  type LoadProgress,
+} from "../../src/lm/backend";
 import { lmErrorKind } from "../../src/lm/errors";
-import { TINY_EMBEDDER, TINY_LM, TinyGpt2Reference, makeTinyBert, makeTinyGpt2, referenceEmbedding, referenceWordPiece } from "../../src/lm/tiny";
+import {
+  TINY_EMBEDDER,
+  TINY_LM,
+  TinyGpt2Reference,
+  makeTinyBert,
+  makeTinyGpt2,
+  referenceEmbedding,
+  referenceWordPiece,
+} from "../../src/lm/tiny";
 import { CHATML_TEMPLATE } from "../../src/lm/tiny/gpt2";
 import { MODELS_DIR, tinySource } from "./fixtures";
 
 const tiny = makeTinyGpt2();
 const ref = new TinyGpt2Reference(tiny);
-const PROMPTS = ["I would like to", "Hello! Would you donate $5 to Save the Children?", "naïve café — 日本 🙂"];
+const PROMPTS = [
+  "I would like to",
+  "Hello! Would you donate $5 to Save the Children?",
+  "naïve café — 日本 🙂",
+];
 
 let lm: TransformersLanguageModel;
 const progress: LoadProgress[] = [];
 beforeAll(async () => {
-  lm = await TransformersLanguageModel.load(await tinySource(TINY_LM), { onProgress: (p) => progress.push(p) });
+  lm = await TransformersLanguageModel.load(await tinySource(TINY_LM), {
+    onProgress: (p) => progress.push(p),
+  });
 }, 120_000); // writes the tiny models, then loads one: slow on a busy machine
 afterAll(() => lm?.dispose());
 
 describe("tiny LM through transformers.js", () => {
   it("loads offline from a local folder on the CPU and reports progress per file and overall", () => {
-    expect(lm.info).toMatchObject({ device: "cpu", contextLength: tiny.dims.context, hasChatTemplate: true });
-    const files = new Set(progress.filter((p) => p.kind === "file").map((p) => (p as { file: string }).file));
-    expect(files).toEqual(new Set(["tokenizer.json", "tokenizer_config.json", "config.json", "generation_config.json", "onnx/model.onnx"]));
-    const totals = progress.filter((p) => p.kind === "total") as Extract<LoadProgress, { kind: "total" }>[];
+    expect(lm.info).toMatchObject({
+      device: "cpu",
+      contextLength: tiny.dims.context,
+      hasChatTemplate: true,
+    });
+    const files = new Set(
+      progress.filter((p) => p.kind === "file").map((p) => (p as { file: string }).file),
+    );
+    expect(files).toEqual(
+      new Set([
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "config.json",
+        "generation_config.json",
+        "onnx/model.onnx",
+      ]),
+    );
+    const totals = progress.filter((p) => p.kind === "total") as Extract<
+      LoadProgress,
+      { kind: "total" }
+    >[];
     expect(totals.length).toBeGreaterThan(0);
     const last = totals[totals.length - 1];
     expect(last.loaded).toBe(last.total);
@@ -36,7 +71,11 @@ describe("tiny LM through transformers.js", () => {
   });
 
   it("tokenizes as the reference byte-level BPE and round-trips ASCII and non-ASCII text", () => {
-    for (const text of [...PROMPTS, "  two  spaces\tand\nnew lines\n\n", "Ünïcödé ✓ 💸 $100,000."]) {
+    for (const text of [
+      ...PROMPTS,
+      "  two  spaces\tand\nnew lines\n\n",
+      "Ünïcödé ✓ 💸 $100,000.",
+    ]) {
       const ids = lm.encodeContinuation(text);
       expect(ids).toEqual(ref.bpe.encode(text));
       expect(lm.decode(ids)).toBe(text);
@@ -51,7 +90,10 @@ describe("tiny LM through transformers.js", () => {
     const [got] = await lm.generate({ text: prompt }, { maxNewTokens: 24 });
     expect(got.tokens).toBe(want.ids.filter((t) => !tiny.eosTokenIds.includes(t)).length);
     expect(got.text).toBe(ref.bpe.decode(want.ids));
-    expect(got.logprob).toBeCloseTo(ref.logprob([...ids, ...want.ids.slice(0, got.tokens)], ids.length), 4);
+    expect(got.logprob).toBeCloseTo(
+      ref.logprob([...ids, ...want.ids.slice(0, got.tokens)], ids.length),
+      4,
+    );
   });
 
   it("chat prompts go through the ChatML template", async () => {
@@ -59,7 +101,8 @@ describe("tiny LM through transformers.js", () => {
       { role: "system" as const, content: "You are a donor." },
       { role: "user" as const, content: "Would you donate?" },
     ];
-    const text = "<|im_start|>system\nYou are a donor.<|im_end|>\n<|im_start|>user\nWould you donate?<|im_end|>\n<|im_start|>assistant\n";
+    const text =
+      "<|im_start|>system\nYou are a donor.<|im_end|>\n<|im_start|>user\nWould you donate?<|im_end|>\n<|im_start|>assistant\n";
     expect(lm.encodePrompt({ chat })).toEqual(ref.bpe.encode(text));
     const [got] = await lm.generate({ chat }, { maxNewTokens: 16 });
     expect(got.text).toBe(ref.bpe.decode(ref.greedy(ref.bpe.encode(text), 16).ids));
@@ -79,8 +122,12 @@ describe("tiny LM through transformers.js", () => {
     const generator = (await pipeline("text-generation", TINY_LM)) as TextGenerationPipeline;
     try {
       for (const prompt of PROMPTS) {
-        const out = (await generator(prompt, { max_new_tokens: 20, do_sample: false })) as { generated_text: string }[];
-        expect(out[0].generated_text).toBe(prompt + ref.bpe.decode(ref.greedy(ref.bpe.encode(prompt), 20).ids));
+        const out = (await generator(prompt, { max_new_tokens: 20, do_sample: false })) as {
+          generated_text: string;
+        }[];
+        expect(out[0].generated_text).toBe(
+          prompt + ref.bpe.decode(ref.greedy(ref.bpe.encode(prompt), 20).ids),
+        );
       }
     } finally {
       await generator.dispose();
@@ -89,7 +136,13 @@ describe("tiny LM through transformers.js", () => {
 
   it("score() equals summed reference token log-probs, prompt and continuation tokenized apart", async () => {
     const prompt = "Would you donate to Save the Children?";
-    const conts = [" yes", " No, I would not.", " maybe $1", "!", " I think that is a sure thing, yes."];
+    const conts = [
+      " yes",
+      " No, I would not.",
+      " maybe $1",
+      "!",
+      " I think that is a sure thing, yes.",
+    ];
     const got = await lm.score({ text: prompt }, conts);
     const p = ref.bpe.encode(prompt);
     conts.forEach((c, i) => {
@@ -153,7 +206,13 @@ describe("sampling", () => {
 
   it("top-p that keeps only the top token reduces sampling to greedy", async () => {
     const greedy = await lm.generate(prompt, { maxNewTokens: 10 });
-    const nucleus = await lm.generate(prompt, { maxNewTokens: 10, temperature: 1, topP: 1e-6, n: 3, seed: 3 });
+    const nucleus = await lm.generate(prompt, {
+      maxNewTokens: 10,
+      temperature: 1,
+      topP: 1e-6,
+      n: 3,
+      seed: 3,
+    });
     for (const g of nucleus) expect(g.text).toBe(greedy[0].text);
   });
 
@@ -164,7 +223,11 @@ describe("sampling", () => {
       steps = n;
       if (n === 3) controller.abort(); // from progress, so the generation is known to be running
     };
-    const run = lm.generate({ text: "I" }, { maxNewTokens: 120, temperature: 1, seed: 1 }, { signal: controller.signal, onToken });
+    const run = lm.generate(
+      { text: "I" },
+      { maxNewTokens: 120, temperature: 1, seed: 1 },
+      { signal: controller.signal, onToken },
+    );
     await expect(run).rejects.toSatisfy((e) => lmErrorKind(e) === "cancelled");
     expect(steps).toBe(3); // the loop stopped at the step where the cancel arrived
     // the model is usable afterwards
@@ -182,14 +245,20 @@ describe("tiny embedder through the feature-extraction pipeline", () => {
   afterAll(() => embedder?.dispose());
 
   it("equals the reference mean-pooled, normalised BERT forward (a padded batch)", async () => {
-    const texts = ["I would like to donate.", "No.", "Maybe five dollars for the children, I think!", "Ünïcode wörds"];
+    const texts = [
+      "I would like to donate.",
+      "No.",
+      "Maybe five dollars for the children, I think!",
+      "Ünïcode wörds",
+    ];
     const got = await embedder.embed(texts);
     expect(got).toHaveLength(texts.length);
     texts.forEach((t, i) => {
       const want = referenceEmbedding(bert, referenceWordPiece(bert.vocab, t));
       expect(got[i]).toHaveLength(bert.dims.d);
       let maxDiff = 0;
-      for (let k = 0; k < want.length; k++) maxDiff = Math.max(maxDiff, Math.abs(got[i][k] - want[k]));
+      for (let k = 0; k < want.length; k++)
+        maxDiff = Math.max(maxDiff, Math.abs(got[i][k] - want[k]));
       expect(maxDiff).toBeLessThan(1e-4);
     });
     expect(await embedder.embed([])).toEqual([]);
@@ -197,5 +266,7 @@ describe("tiny embedder through the feature-extraction pipeline", () => {
 });
 
 it("the tiny LM's chat template is ChatML", () => {
-  expect(JSON.parse(tiny.files["tokenizer_config.json"] as string).chat_template).toBe(CHATML_TEMPLATE);
+  expect(JSON.parse(tiny.files["tokenizer_config.json"] as string).chat_template).toBe(
+    CHATML_TEMPLATE,
+  );
 });

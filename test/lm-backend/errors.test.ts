@@ -4,7 +4,12 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { TransformersEmbeddingModel, TransformersLanguageModel, classifyLoadError, resolveDevice } from "../../src/lm/backend";
+import {
+  TransformersEmbeddingModel,
+  TransformersLanguageModel,
+  classifyLoadError,
+  resolveDevice,
+} from "../../src/lm/backend";
 import { ModelNotFoundError, lmErrorKind } from "../../src/lm/errors";
 import { TINY_LM } from "../../src/lm/tiny";
 import { MODELS_DIR, tinySource } from "./fixtures";
@@ -20,19 +25,29 @@ async function failure(p: Promise<unknown>): Promise<Error> {
 
 describe("load errors", () => {
   it("a missing local model is a ModelNotFoundError naming the model and where it looked", async () => {
-    const e = await failure(TransformersLanguageModel.load({ id: "no-such-model", localModelPath: MODELS_DIR, allowRemote: false }));
+    const e = await failure(
+      TransformersLanguageModel.load({
+        id: "no-such-model",
+        localModelPath: MODELS_DIR,
+        allowRemote: false,
+      }),
+    );
     expect(e).toBeInstanceOf(ModelNotFoundError);
     expect(lmErrorKind(e)).toBe("model-not-found");
     expect(e.name).toBe("ModelNotFoundError");
     expect(e.message).toContain('Model "no-such-model" was not found');
     expect(e.message).toContain(MODELS_DIR);
-    const emb = await failure(TransformersEmbeddingModel.load({ id: "no-such-embedder", localModelPath: MODELS_DIR }));
+    const emb = await failure(
+      TransformersEmbeddingModel.load({ id: "no-such-embedder", localModelPath: MODELS_DIR }),
+    );
     expect(lmErrorKind(emb)).toBe("model-not-found");
   });
 
   it("a model folder without its ONNX file is a ModelNotFoundError", async () => {
     await tinySource(TINY_LM);
-    const e = await failure(TransformersLanguageModel.load({ id: TINY_LM, localModelPath: MODELS_DIR, dtype: "q4" })); // no model_q4.onnx
+    const e = await failure(
+      TransformersLanguageModel.load({ id: TINY_LM, localModelPath: MODELS_DIR, dtype: "q4" }),
+    ); // no model_q4.onnx
     expect(lmErrorKind(e)).toBe("model-not-found");
     expect(e.message).toContain("model_q4.onnx");
   });
@@ -48,7 +63,9 @@ describe("load errors", () => {
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
     it("a 404 from the hub is a ModelNotFoundError", async () => {
-      const e = await failure(TransformersLanguageModel.load({ id: "someone/missing-model", remoteHost: host }));
+      const e = await failure(
+        TransformersLanguageModel.load({ id: "someone/missing-model", remoteHost: host }),
+      );
       expect(lmErrorKind(e)).toBe("model-not-found");
       expect(e.message).toContain("someone/missing-model");
     });
@@ -61,7 +78,9 @@ describe("load errors", () => {
           s.close(() => resolve(`http://127.0.0.1:${port}/`)); // nothing listens there any more
         });
       });
-      const e = await failure(TransformersLanguageModel.load({ id: "HuggingFaceTB/SmolLM2-135M", remoteHost: closed }));
+      const e = await failure(
+        TransformersLanguageModel.load({ id: "HuggingFaceTB/SmolLM2-135M", remoteHost: closed }),
+      );
       expect(lmErrorKind(e)).toBe("offline");
       expect(e.message).toMatch(/unreachable.*local copy/);
     });
@@ -72,7 +91,16 @@ describe("load errors", () => {
     expect(lmErrorKind(e)).toBe("no-webgpu");
     expect(e.message).toMatch(/WebGPU was requested but is not available.*"auto" or "wasm"/);
     await expect(resolveDevice("auto")).resolves.toEqual({ device: "cpu" });
-    expect(lmErrorKind(await failure(TransformersLanguageModel.load({ id: TINY_LM, localModelPath: MODELS_DIR }, { device: "webgpu" })))).toBe("no-webgpu");
+    expect(
+      lmErrorKind(
+        await failure(
+          TransformersLanguageModel.load(
+            { id: TINY_LM, localModelPath: MODELS_DIR },
+            { device: "webgpu" },
+          ),
+        ),
+      ),
+    ).toBe("no-webgpu");
   });
 
   it("a storage quota failure is a StorageQuotaError", () => {
@@ -86,7 +114,9 @@ describe("load errors", () => {
   it("a load cancelled before it starts is an LmCancelledError", async () => {
     const controller = new AbortController();
     controller.abort();
-    const e = await failure(TransformersLanguageModel.load(await tinySource(TINY_LM), { signal: controller.signal }));
+    const e = await failure(
+      TransformersLanguageModel.load(await tinySource(TINY_LM), { signal: controller.signal }),
+    );
     expect(lmErrorKind(e)).toBe("cancelled");
   });
 

@@ -18,7 +18,8 @@ let written: Promise<void> | null = null;
 /** Writes every tiny model under MODELS_DIR (once per test file) and returns its source. */
 export async function tinySource(id: string): Promise<ModelSource> {
   written ??= (async () => {
-    for (const [name, files] of Object.entries(tinyModelFiles())) await writeHfFolder(join(MODELS_DIR, name), files);
+    for (const [name, files] of Object.entries(tinyModelFiles()))
+      await writeHfFolder(join(MODELS_DIR, name), files);
   })();
   await written;
   return { id, localModelPath: MODELS_DIR, allowRemote: false };

@@ -13,14 +13,25 @@ afterAll(() => service.dispose());
 describe("LmService", () => {
   it("loads models by handle and runs them", async () => {
     const progress: LoadProgress[] = [];
-    const { handle, info } = await service.loadLanguageModel(await tinySource(TINY_LM), { progressMs: 10_000 }, (p) => progress.push(p));
+    const { handle, info } = await service.loadLanguageModel(
+      await tinySource(TINY_LM),
+      { progressMs: 10_000 },
+      (p) => progress.push(p),
+    );
     expect(info).toMatchObject({ id: TINY_LM, device: "cpu" });
     // throttled, yet every file's start and end and the final total arrive
     for (const file of ["config.json", "onnx/model.onnx"]) {
-      expect(progress.some((p) => p.kind === "file" && p.file === file && p.status === "initiate")).toBe(true);
-      expect(progress.some((p) => p.kind === "file" && p.file === file && p.status === "done")).toBe(true);
+      expect(
+        progress.some((p) => p.kind === "file" && p.file === file && p.status === "initiate"),
+      ).toBe(true);
+      expect(
+        progress.some((p) => p.kind === "file" && p.file === file && p.status === "done"),
+      ).toBe(true);
     }
-    const totals = progress.filter((p) => p.kind === "total") as Extract<LoadProgress, { kind: "total" }>[];
+    const totals = progress.filter((p) => p.kind === "total") as Extract<
+      LoadProgress,
+      { kind: "total" }
+    >[];
     expect(totals.at(-1)!.loaded).toBe(totals.at(-1)!.total);
 
     const ref = new TinyGpt2Reference(makeTinyGpt2());
@@ -31,7 +42,9 @@ describe("LmService", () => {
     expect(s.tokens).toBe(1);
 
     await service.unload(handle);
-    expect(() => service.generate(handle, { text: "Hello" })).toThrow(/no language model with handle/);
+    expect(() => service.generate(handle, { text: "Hello" })).toThrow(
+      /no language model with handle/,
+    );
   });
 
   it("cancels a job by id; unknown ids report false; ids are unique while running", async () => {
@@ -42,8 +55,16 @@ describe("LmService", () => {
       steps = n;
       if (n === 2) cancelled = service.cancel("g1"); // from progress: the job is known to be running
     };
-    const run = service.generate(handle, { text: "I" }, { maxNewTokens: 120, temperature: 1, seed: 2 }, { jobId: "g1" }, onToken);
-    await expect(service.generate(handle, { text: "I" }, {}, { jobId: "g1" })).rejects.toThrow(/already running/);
+    const run = service.generate(
+      handle,
+      { text: "I" },
+      { maxNewTokens: 120, temperature: 1, seed: 2 },
+      { jobId: "g1" },
+      onToken,
+    );
+    await expect(service.generate(handle, { text: "I" }, {}, { jobId: "g1" })).rejects.toThrow(
+      /already running/,
+    );
     await expect(run).rejects.toSatisfy((e) => lmErrorKind(e) === "cancelled");
     expect(cancelled).toBe(true);
     expect(steps).toBe(2); // no step after the cancel

@@ -15,19 +15,33 @@ import { writeHfFolder } from "../../src/lm/tiny/write-files";
 import { CONFIGS, randomCheckpoint, toParams } from "../engine/fixtures";
 import { MODELS_DIR } from "./fixtures";
 
-const CASES: [string, ModelConfig][] = [...CONFIGS, ["prefix + 4 heads", { vocab: 20, context: 12, d: 16, heads: 4, layers: 1, mlpRatio: 4, prefixLen: 3 }]];
+const CASES: [string, ModelConfig][] = [
+  ...CONFIGS,
+  [
+    "prefix + 4 heads",
+    { vocab: 20, context: 12, d: 16, heads: 4, layers: 1, mlpRatio: 4, prefixLen: 3 },
+  ],
+];
 
 beforeAll(() => {
   ort.env.wasm.numThreads = 1; // no worker threads in the test process
 });
 
 type Feeds = Record<string, ort.Tensor>;
-const i64 = (xs: number[], dims: number[]) => new ort.Tensor("int64", BigInt64Array.from(xs, BigInt), dims);
+const i64 = (xs: number[], dims: number[]) =>
+  new ort.Tensor("int64", BigInt64Array.from(xs, BigInt), dims);
 
 function emptyPast(config: ModelConfig, rows: number): Feeds {
   const feeds: Feeds = {};
   const hd = config.d / config.heads;
-  for (let l = 0; l < config.layers; l++) for (const kv of ["key", "value"]) feeds[`past_key_values.${l}.${kv}`] = new ort.Tensor("float32", new Float32Array(0), [rows, config.heads, 0, hd]);
+  for (let l = 0; l < config.layers; l++)
+    for (const kv of ["key", "value"])
+      feeds[`past_key_values.${l}.${kv}`] = new ort.Tensor("float32", new Float32Array(0), [
+        rows,
+        config.heads,
+        0,
+        hd,
+      ]);
   return feeds;
 }
 
@@ -38,7 +52,9 @@ function maxDiff(got: ArrayLike<number>, want: ArrayLike<number>): number {
 }
 
 async function session(ck: Checkpoint): Promise<ort.InferenceSession> {
-  return ort.InferenceSession.create(exportCheckpoint(ck)["onnx/model.onnx"] as Uint8Array, { executionProviders: ["wasm"] });
+  return ort.InferenceSession.create(exportCheckpoint(ck)["onnx/model.onnx"] as Uint8Array, {
+    executionProviders: ["wasm"],
+  });
 }
 
 function randomRows(config: ModelConfig, rows: number, seed: number): number[] {
@@ -87,9 +103,13 @@ describe.each(CASES)("engine export (%s) under onnxruntime-web", (_, config) => 
         ),
         ...past,
       });
-      expect(maxDiff(out.logits.data as Float32Array, want.subarray(t * V, (t + n) * V))).toBeLessThan(1e-4);
+      expect(
+        maxDiff(out.logits.data as Float32Array, want.subarray(t * V, (t + n) * V)),
+      ).toBeLessThan(1e-4);
       past = {};
-      for (let l = 0; l < config.layers; l++) for (const kv of ["key", "value"]) past[`past_key_values.${l}.${kv}`] = out[`present.${l}.${kv}`];
+      for (let l = 0; l < config.layers; l++)
+        for (const kv of ["key", "value"])
+          past[`past_key_values.${l}.${kv}`] = out[`present.${l}.${kv}`];
       t += n;
     }
   });
@@ -114,9 +134,21 @@ describe.each(CASES)("engine export (%s) under onnxruntime-web", (_, config) => 
 
   it("writes Hugging Face layout with the engine config alongside", () => {
     const files = exportCheckpoint(ck, { eosTokenId: 1 });
-    expect(Object.keys(files).sort()).toEqual(["config.json", "generation_config.json", "onnx/model.onnx"]);
+    expect(Object.keys(files).sort()).toEqual([
+      "config.json",
+      "generation_config.json",
+      "onnx/model.onnx",
+    ]);
     const cfg = JSON.parse(files["config.json"] as string);
-    expect(cfg).toMatchObject({ model_type: "gpt2", vocab_size: V, n_positions: T, n_embd: config.d, n_layer: config.layers, n_head: config.heads, eos_token_id: 1 });
+    expect(cfg).toMatchObject({
+      model_type: "gpt2",
+      vocab_size: V,
+      n_positions: T,
+      n_embd: config.d,
+      n_layer: config.layers,
+      n_head: config.heads,
+      eos_token_id: 1,
+    });
     expect(cfg["collapse-lab"].config).toEqual(config);
   });
 });
@@ -145,7 +177,10 @@ describe("engine export under transformers.js", () => {
       while (seq.length < config.context) {
         const tokens = new Int32Array(config.context);
         tokens.set(seq);
-        const row = referenceForward(config, toParams(ck), tokens, 1).subarray((seq.length - 1) * config.vocab, seq.length * config.vocab);
+        const row = referenceForward(config, toParams(ck), tokens, 1).subarray(
+          (seq.length - 1) * config.vocab,
+          seq.length * config.vocab,
+        );
         const sorted = Array.from(row).sort((a, b) => b - a);
         margin = Math.min(margin, sorted[0] - sorted[1]);
         seq.push(row.indexOf(sorted[0]));

@@ -5,14 +5,24 @@
 // same run; act-text replies instead of the prompts; streaming only when asked; a cancel between
 // batches; and why embedding diversity is missing when it is.
 import { describe, expect, it } from "vitest";
-import { compareDirectVs, compareSteps, uniqueShare, type CompareInput, type ComparePrompts, type CompareProgress, type CompareSampling } from "../../src/lm/compare";
+import {
+  compareDirectVs,
+  compareSteps,
+  uniqueShare,
+  type CompareInput,
+  type ComparePrompts,
+  type CompareProgress,
+  type CompareSampling,
+} from "../../src/lm/compare";
 import { BATCH, type GenerateControl } from "../../src/lm/sampling";
 import { distinctScores, embeddingDiversity } from "../../src/lm/measures";
 import type { LmPrompt } from "../../src/lm/types";
 import { FakeEmbedder, FakeLm } from "../app/lm-lab.fakes";
 
 const DIRECT: LmPrompt = { chat: [{ role: "user", content: "Reply once." }] };
-const vsPrompt = (k: number): LmPrompt => ({ chat: [{ role: "user", content: `Reply ${k} ways as JSON.` }] });
+const vsPrompt = (k: number): LmPrompt => ({
+  chat: [{ role: "user", content: `Reply ${k} ways as JSON.` }],
+});
 const isVs = (p: LmPrompt) => "chat" in p && p.chat[0].content.includes("ways");
 
 /** Outcomes here: a dollar amount in the text; compared by listing what was read. */
@@ -29,12 +39,23 @@ const VS_ITEMS: [string, number][] = [
   ["Maybe $2 later.", 0.2],
   ["Take $3, all of it!", 0.1],
 ];
-const vsJson = JSON.stringify({ responses: VS_ITEMS.map(([text, probability]) => ({ text, probability })) });
+const vsJson = JSON.stringify({
+  responses: VS_ITEMS.map(([text, probability]) => ({ text, probability })),
+});
 
 /** Direct: the same reply every time (collapsed); VS: four different candidates. */
-const collapsed = () => new FakeLm("fake-instruct", (p) => (isVs(p) ? vsJson : "  I'll donate $1. "));
+const collapsed = () =>
+  new FakeLm("fake-instruct", (p) => (isVs(p) ? vsJson : "  I'll donate $1. "));
 
-const SAMPLING: CompareSampling = { n: 10, k: 4, selection: "random", tailThreshold: 0, temperature: 0.9, maxNewTokens: 30, seed: 7 };
+const SAMPLING: CompareSampling = {
+  n: 10,
+  k: 4,
+  selection: "random",
+  tailThreshold: 0,
+  temperature: 0.9,
+  maxNewTokens: 30,
+  seed: 7,
+};
 
 function run(over: Partial<CompareInput<{ values: (number | null)[] }>> = {}) {
   const events: CompareProgress[] = [];
@@ -68,7 +89,9 @@ describe("Direct vs VS", () => {
     expect(r.direct).toHaveLength(10);
     expect(r.direct[0]).toEqual({ text: "I'll donate $1.", tokens: 6, outcome: 1 });
     expect(r.vs).toHaveLength(3);
-    expect(r.vs.every((c) => c.format === "json" && c.candidates.length === 4 && c.selected !== null)).toBe(true);
+    expect(
+      r.vs.every((c) => c.format === "json" && c.candidates.length === 4 && c.selected !== null),
+    ).toBe(true);
     expect(r.vs[0].candidates.map((c) => c.outcome)).toEqual([1, null, 2, 3]);
   });
 
@@ -76,7 +99,12 @@ describe("Direct vs VS", () => {
     const embedder = new FakeEmbedder();
     const r = await run({ embedder }).result;
     const m = r.measures;
-    expect(m.direct).toMatchObject({ label: "Direct", count: 10, uniqueShare: 0, embedding: expect.closeTo(0, 6) });
+    expect(m.direct).toMatchObject({
+      label: "Direct",
+      count: 10,
+      uniqueShare: 0,
+      embedding: expect.closeTo(0, 6),
+    });
     expect(m.direct.distinct).toEqual(distinctScores(Array(10).fill("I'll donate $1.")));
     expect(m.direct.outcomes).toEqual({ values: Array(10).fill(1) });
     const vsTexts = [0, 1, 2].flatMap(() => VS_ITEMS.map(([t]) => t));
@@ -98,10 +126,14 @@ describe("Direct vs VS", () => {
   it("reports the replies after each batch and steps that add up to compareSteps, phase by phase", async () => {
     const { events, result } = run();
     await result;
-    expect(events.filter((e) => e.kind === "phase").map((e) => e.kind === "phase" && e.phase)).toEqual(["direct", "vs", "measures"]);
+    expect(
+      events.filter((e) => e.kind === "phase").map((e) => e.kind === "phase" && e.phase),
+    ).toEqual(["direct", "vs", "measures"]);
     expect(events.filter((e) => e.kind === "step")).toHaveLength(compareSteps(10, 4));
     expect(compareSteps(10, 4)).toBe(10 + 3 + 1);
-    const sizes = events.flatMap((e) => (e.kind === "replies" ? [[e.direct.length, e.vs.length]] : []));
+    const sizes = events.flatMap((e) =>
+      e.kind === "replies" ? [[e.direct.length, e.vs.length]] : [],
+    );
     expect(sizes).toEqual([
       [4, 0],
       [8, 0],
@@ -115,7 +147,9 @@ describe("Direct vs VS", () => {
     const a = await run().result;
     const b = await run().result;
     expect(b).toEqual(a);
-    const tail = await run({ sampling: { ...SAMPLING, n: 40, selection: "prob", tailThreshold: 0.35 } }).result;
+    const tail = await run({
+      sampling: { ...SAMPLING, n: 40, selection: "prob", tailThreshold: 0.35 },
+    }).result;
     expect(tail.vs.map((c) => c.selected)).toEqual(Array(10).fill(0)); // only the 0.4 candidate passes τ
   });
 
@@ -126,7 +160,10 @@ describe("Direct vs VS", () => {
       lm,
       actReplies: async (vsK, opts) => {
         asked.push(vsK);
-        return Array.from({ length: opts.n }, () => ({ text: vsK === null ? "Okay, $2." : vsJson, tokens: 1 }));
+        return Array.from({ length: opts.n }, () => ({
+          text: vsK === null ? "Okay, $2." : vsJson,
+          tokens: 1,
+        }));
       },
     }).result;
     expect(lm.calls).toHaveLength(0);
@@ -149,13 +186,17 @@ describe("Direct vs VS", () => {
     };
     const { events, result } = run({ lm, stream: true, sampling: { ...SAMPLING, n: 5, k: 5 } });
     await result;
-    expect(controls.every((c) => typeof c.onText === "function" && c.signal !== undefined)).toBe(true);
+    expect(controls.every((c) => typeof c.onText === "function" && c.signal !== undefined)).toBe(
+      true,
+    );
     expect(events.filter((e) => e.kind === "batch")).toEqual([
       { kind: "batch", side: "direct", first: 0, rows: 4 },
       { kind: "batch", side: "direct", first: 4, rows: 1 },
       { kind: "batch", side: "vs", first: 0, rows: 1 },
     ]);
-    expect(events.filter((e) => e.kind === "text")).toEqual(Array(3).fill({ kind: "text", row: 1, text: "I'll" }));
+    expect(events.filter((e) => e.kind === "text")).toEqual(
+      Array(3).fill({ kind: "text", row: 1, text: "I'll" }),
+    );
     controls.length = 0;
     await run({ lm, sampling: { ...SAMPLING, n: 5, k: 5 } }).result;
     expect(controls.every((c) => c.onText === undefined)).toBe(true);
@@ -164,13 +205,19 @@ describe("Direct vs VS", () => {
   it("a cancel lands between batches: the run rejects as cancelled and asks nothing more", async () => {
     const lm = collapsed();
     const ac = new AbortController();
-    const { result } = run({ lm, signal: ac.signal, onProgress: (p) => p.kind === "replies" && ac.abort() });
+    const { result } = run({
+      lm,
+      signal: ac.signal,
+      onProgress: (p) => p.kind === "replies" && ac.abort(),
+    });
     await expect(result).rejects.toMatchObject({ name: "LmCancelledError" });
     expect(lm.calls).toHaveLength(1);
     const before = new AbortController();
     before.abort();
     const lm2 = collapsed();
-    await expect(run({ lm: lm2, signal: before.signal }).result).rejects.toMatchObject({ name: "LmCancelledError" });
+    await expect(run({ lm: lm2, signal: before.signal }).result).rejects.toMatchObject({
+      name: "LmCancelledError",
+    });
     expect(lm2.calls).toHaveLength(0);
   });
 
@@ -180,7 +227,10 @@ describe("Direct vs VS", () => {
     expect(none.embeddingNote).toBe("no embedding model is loaded");
     expect(none.measures.direct.distinct.distinct1).toBeGreaterThan(0);
     const broken = { id: "broken", embed: () => Promise.reject(new Error("out of memory")) };
-    const failed = await run({ embedder: broken, errorMessage: (e) => `said: ${(e as Error).message}` }).result;
+    const failed = await run({
+      embedder: broken,
+      errorMessage: (e) => `said: ${(e as Error).message}`,
+    }).result;
     expect(failed.embeddingNote).toBe("the embedding model failed: said: out of memory");
     const one = await run({ sampling: { ...SAMPLING, n: 1 } }).result; // one Direct reply, one VS call of 4
     expect(one.measures.direct.embedding).toBeNull();

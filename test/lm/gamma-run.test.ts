@@ -4,18 +4,35 @@
 // empty replies left out and counted; act-text replies instead of the instruct prompt; a cancel
 // between batches.
 import { describe, expect, it } from "vitest";
-import { firstLine, gammaSteps, sampleAndFitGamma, type GammaProgress, type GammaRunInput, type GammaState } from "../../src/lm/gamma-run";
+import {
+  firstLine,
+  gammaSteps,
+  sampleAndFitGamma,
+  type GammaProgress,
+  type GammaRunInput,
+  type GammaState,
+} from "../../src/lm/gamma-run";
 import { lmGamma } from "../../src/lm/lm-gamma";
 import { BATCH } from "../../src/lm/sampling";
 import type { GenerateOptions, LmPrompt } from "../../src/lm/types";
 import { FakeLm } from "../app/lm-lab.fakes";
 
-const REPLIES = ["Yes, I will help.", "No thanks.", "Maybe later.", "I'll give $1.", "Not now, sorry."];
+const REPLIES = [
+  "Yes, I will help.",
+  "No thanks.",
+  "Maybe later.",
+  "I'll give $1.",
+  "Not now, sorry.",
+];
 /** A reply per (seed, row), followed by the next speaker's line the run must cut. */
-const pick = (offset: number) => (_p: LmPrompt, o: GenerateOptions, row: number) => `${REPLIES[((o.seed ?? 0) + row + offset) % REPLIES.length]}\nPersuader: Thanks!`;
+const pick = (offset: number) => (_p: LmPrompt, o: GenerateOptions, row: number) =>
+  `${REPLIES[((o.seed ?? 0) + row + offset) % REPLIES.length]}\nPersuader: Thanks!`;
 const logprob = (c: string) => -1 - REPLIES.indexOf(c.trim());
 
-const STATES: GammaState[] = ["greeting", "ask"].map((s) => ({ direct: { chat: [{ role: "user", content: `Reply at ${s}.` }] }, baseText: { text: `Transcript at ${s}.\nPersuadee:` } }));
+const STATES: GammaState[] = ["greeting", "ask"].map((s) => ({
+  direct: { chat: [{ role: "user", content: `Reply at ${s}.` }] },
+  baseText: { text: `Transcript at ${s}.\nPersuadee:` },
+}));
 
 function input(over: Partial<GammaRunInput> = {}): GammaRunInput {
   return {
@@ -37,7 +54,9 @@ describe("γ of a real LM, end to end", () => {
     const base = new FakeLm("fake-base", pick(2), logprob);
     const run = await sampleAndFitGamma(input({ instruct, base }));
     for (const lm of [instruct, base]) {
-      expect(lm.calls.every((c) => c.opts.temperature === 1 && c.opts.maxNewTokens === 20)).toBe(true);
+      expect(lm.calls.every((c) => c.opts.temperature === 1 && c.opts.maxNewTokens === 20)).toBe(
+        true,
+      );
       expect(lm.calls.map((c) => c.opts.n)).toEqual([BATCH, 2, BATCH, 2]);
     }
     expect(instruct.calls.map((c) => [c.prompt, c.opts.seed])).toEqual([
@@ -54,13 +73,25 @@ describe("γ of a real LM, end to end", () => {
     ]);
     // the same replies by hand, fitted directly
     const lines = (offset: number, prompt: LmPrompt, seed: number) =>
-      [0, BATCH].flatMap((done) => Array.from({ length: Math.min(BATCH, 6 - done) }, (_, row) => firstLine(pick(offset)(prompt, { seed: seed + done }, row))));
-    const byHand = STATES.map((s, j) => ({ prompt: s.baseText, replies: lines(0, s.direct, 3 + 1000 * j), baseSamples: lines(2, s.baseText, 503 + 1000 * j) }));
+      [0, BATCH].flatMap((done) =>
+        Array.from({ length: Math.min(BATCH, 6 - done) }, (_, row) =>
+          firstLine(pick(offset)(prompt, { seed: seed + done }, row)),
+        ),
+      );
+    const byHand = STATES.map((s, j) => ({
+      prompt: s.baseText,
+      replies: lines(0, s.direct, 3 + 1000 * j),
+      baseSamples: lines(2, s.baseText, 503 + 1000 * j),
+    }));
     expect(byHand[0].replies[0]).toBe("I'll give $1.");
     const scorer = new FakeLm("fake-base", pick(2), logprob);
     expect(run.report).toEqual(await lmGamma(byHand, scorer, { continuation: (r) => ` ${r}` }));
     expect(base.scored).toEqual(scorer.scored);
-    expect(base.scored.every((s) => s.continuations.every((c) => c.startsWith(" ") && !c.includes("\n")))).toBe(true);
+    expect(
+      base.scored.every((s) =>
+        s.continuations.every((c) => c.startsWith(" ") && !c.includes("\n")),
+      ),
+    ).toBe(true);
     expect(run.dropped).toBe(0);
   });
 
@@ -83,12 +114,18 @@ describe("γ of a real LM, end to end", () => {
   });
 
   it("leaves empty replies out and counts them; with every instruct reply empty there is nothing to fit", async () => {
-    const instruct = new FakeLm("fake-instruct", (_p, _o, row) => (row === 0 ? "  \n" : REPLIES[row]));
-    const run = await sampleAndFitGamma(input({ instruct, states: STATES.slice(0, 1), samples: 4 }));
+    const instruct = new FakeLm("fake-instruct", (_p, _o, row) =>
+      row === 0 ? "  \n" : REPLIES[row],
+    );
+    const run = await sampleAndFitGamma(
+      input({ instruct, states: STATES.slice(0, 1), samples: 4 }),
+    );
     expect(run.dropped).toBe(1);
     expect(run.report.samples).toBe(3);
     const silent = new FakeLm("fake-instruct", () => "\n");
-    await expect(sampleAndFitGamma(input({ instruct: silent }))).rejects.toThrow(/every instruct reply was empty/);
+    await expect(sampleAndFitGamma(input({ instruct: silent }))).rejects.toThrow(
+      /every instruct reply was empty/,
+    );
   });
 
   it("an instruct model that reads act texts is asked through actReplies, the base model still with its transcript", async () => {
@@ -97,7 +134,10 @@ describe("γ of a real LM, end to end", () => {
     const seeds: number[] = [];
     const states = STATES.map((s) => ({
       ...s,
-      actReplies: async (o: GenerateOptions & { n: number; seed: number }) => (seeds.push(o.seed), Array.from({ length: o.n }, () => ({ text: "I'll give $1.", tokens: 1 }))),
+      actReplies: async (o: GenerateOptions & { n: number; seed: number }) => (
+        seeds.push(o.seed),
+        Array.from({ length: o.n }, () => ({ text: "I'll give $1.", tokens: 1 }))
+      ),
     }));
     const run = await sampleAndFitGamma(input({ instruct, base, states }));
     expect(instruct.calls).toHaveLength(0);
@@ -113,7 +153,9 @@ describe("γ of a real LM, end to end", () => {
       return pick(0)(p, o, row);
     });
     const base = new FakeLm("fake-base", pick(2), logprob);
-    await expect(sampleAndFitGamma(input({ instruct, base, signal: ac.signal }))).rejects.toMatchObject({ name: "LmCancelledError" });
+    await expect(
+      sampleAndFitGamma(input({ instruct, base, signal: ac.signal })),
+    ).rejects.toMatchObject({ name: "LmCancelledError" });
     expect(instruct.calls).toHaveLength(1);
     expect(base.calls).toHaveLength(0);
   });

@@ -6,7 +6,13 @@
 import { describe, expect, it } from "vitest";
 import { Rng } from "../../src/engine/random";
 import { gammaNCE, lmGamma, type LmGammaPrompt } from "../../src/lm/lm-gamma";
-import type { ContinuationScore, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../../src/lm/types";
+import type {
+  ContinuationScore,
+  GenerateOptions,
+  Generation,
+  LanguageModel,
+  LmPrompt,
+} from "../../src/lm/types";
 
 const GAMMA = 3;
 
@@ -78,14 +84,24 @@ function fakeLm(w: World, id: string, power: number): LanguageModel & { scoreCal
   };
 }
 
-async function samples(w: World, instructN: number, baseN: number, seed: number, fixed: boolean): Promise<LmGammaPrompt[]> {
+async function samples(
+  w: World,
+  instructN: number,
+  baseN: number,
+  seed: number,
+  fixed: boolean,
+): Promise<LmGammaPrompt[]> {
   const instruct = fakeLm(w, "instruct", GAMMA);
   const base = fakeLm(w, "base", 1);
   return Promise.all(
     w.prompts.map(async (prompt, c) => ({
       prompt,
-      replies: (await instruct.generate(prompt, { n: instructN, seed: seed + 2 * c })).map((g) => g.text),
-      baseSamples: baseN ? (await base.generate(prompt, { n: baseN, seed: seed + 2 * c + 1 })).map((g) => g.text) : undefined,
+      replies: (await instruct.generate(prompt, { n: instructN, seed: seed + 2 * c })).map(
+        (g) => g.text,
+      ),
+      baseSamples: baseN
+        ? (await base.generate(prompt, { n: baseN, seed: seed + 2 * c + 1 })).map((g) => g.text)
+        : undefined,
       candidates: fixed ? w.replies[c] : undefined,
     })),
   );
@@ -128,7 +144,10 @@ describe("lmGamma on synthetic data (instruct = base^3 on a candidate list)", ()
     expect(r.mle!.gamma).toBeLessThan(2); // far from 3: the candidate set is the data
     expect(Math.abs(r.nce!.gamma - GAMMA) / GAMMA).toBeLessThan(0.05);
     // instruct samples only: every reply unique gives exactly 0
-    const only = (await samples(w, 30, 0, 700, false)).map((p) => ({ ...p, replies: [...new Set(p.replies)] }));
+    const only = (await samples(w, 30, 0, 700, false)).map((p) => ({
+      ...p,
+      replies: [...new Set(p.replies)],
+    }));
     const r0 = await lmGamma(only, fakeLm(w, "base", 1));
     expect(Math.abs(r0.mle!.gamma)).toBeLessThan(1e-9); // 0 up to rounding
     expect(r0.nce).toBeNull();
@@ -151,12 +170,17 @@ describe("lmGamma on synthetic data (instruct = base^3 on a candidate list)", ()
 
   it("counts replies outside a fixed candidate set and says so", async () => {
     const w = makeWorld(5, 2, 10, 1);
-    const ps = (await samples(w, 50, 0, 1000, true)).map((p) => ({ ...p, candidates: p.candidates!.slice(0, 5) }));
+    const ps = (await samples(w, 50, 0, 1000, true)).map((p) => ({
+      ...p,
+      candidates: p.candidates!.slice(0, 5),
+    }));
     const r = await lmGamma(ps, fakeLm(w, "base", 1));
     const outside = r.contexts.reduce((s, c) => s + c.outside, 0);
     expect(outside).toBeGreaterThan(0);
     expect(r.samples + outside).toBe(100);
-    expect(r.warnings.some((m) => m.includes(`${outside} instruct replies are outside`))).toBe(true);
+    expect(r.warnings.some((m) => m.includes(`${outside} instruct replies are outside`))).toBe(
+      true,
+    );
   });
 
   it("refuses no prompts and a mix of fixed and sample-built candidate sets", async () => {
@@ -164,7 +188,9 @@ describe("lmGamma on synthetic data (instruct = base^3 on a candidate list)", ()
     const base = fakeLm(w, "base", 1);
     await expect(lmGamma([], base)).rejects.toThrow(/no prompts/);
     const ps = await samples(w, 5, 0, 1, true);
-    await expect(lmGamma([ps[0], { ...ps[1], candidates: undefined }], base)).rejects.toThrow(/every prompt or for none/);
+    await expect(lmGamma([ps[0], { ...ps[1], candidates: undefined }], base)).rejects.toThrow(
+      /every prompt or for none/,
+    );
   });
 });
 

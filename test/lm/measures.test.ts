@@ -3,13 +3,30 @@
 // ways people and models say them, and the histogram against P4G's humans (KS and L1 by hand).
 import { describe, expect, it } from "vitest";
 import { p4gStats } from "../../src/benchmarks/persuasion/p4g-stats";
-import { distinctNTexts, distinctScores, embeddingDiversity, embeddingDiversityOf, words } from "../../src/lm/measures";
-import { compareDonations, gridIndex, parseDonation } from "../../src/benchmarks/persuasion/lm-measures";
+import {
+  distinctNTexts,
+  distinctScores,
+  embeddingDiversity,
+  embeddingDiversityOf,
+  words,
+} from "../../src/lm/measures";
+import {
+  compareDonations,
+  gridIndex,
+  parseDonation,
+} from "../../src/benchmarks/persuasion/lm-measures";
 import type { EmbeddingModel } from "../../src/lm/types";
 
 describe("distinct-n over words", () => {
   it("tokenises into lower-case words, keeping dollar amounts and contractions whole", () => {
-    expect(words("I'll donate $1.50, OK? Ça va!")).toEqual(["i'll", "donate", "$1.50", "ok", "ça", "va"]);
+    expect(words("I'll donate $1.50, OK? Ça va!")).toEqual([
+      "i'll",
+      "donate",
+      "$1.50",
+      "ok",
+      "ça",
+      "va",
+    ]);
     expect(words("  ")).toEqual([]);
   });
 
@@ -43,7 +60,10 @@ describe("embedding diversity", () => {
   });
 
   it("embeds through an EmbeddingModel", async () => {
-    const fake: EmbeddingModel = { id: "fake", embed: async (texts) => texts.map((t) => (t.startsWith("yes") ? v(1, 0) : v(0, 1))) };
+    const fake: EmbeddingModel = {
+      id: "fake",
+      embed: async (texts) => texts.map((t) => (t.startsWith("yes") ? v(1, 0) : v(0, 1))),
+    };
     expect(await embeddingDiversityOf(fake, ["yes a", "yes b", "no"])).toBeCloseTo(1 - 1 / 3, 12);
   });
 });
@@ -89,7 +109,9 @@ describe("donations against P4G's humans", () => {
   const human = p4gStats.donations.histogram.fractions;
 
   it("rounds to the nearest $0.5, ties up, as the P4G summary", () => {
-    expect([0, 0.24, 0.25, 0.5, 0.74, 0.75, 1.74, 1.75, 2].map(gridIndex)).toEqual([0, 0, 1, 1, 1, 2, 3, 4, 4]);
+    expect([0, 0.24, 0.25, 0.5, 0.74, 0.75, 1.74, 1.75, 2].map(gridIndex)).toEqual([
+      0, 0, 1, 1, 1, 2, 3, 4, 4,
+    ]);
   });
 
   it("everyone giving $0: KS and L1 by hand", () => {
@@ -109,7 +131,14 @@ describe("donations against P4G's humans", () => {
     expect(c.l1).toBeCloseTo(0, 12);
     expect(c.mean).toBeCloseTo(0.9, 12);
     const none = compareDonations([null, null]);
-    expect(none).toMatchObject({ parsed: 0, unparsed: 2, ks: null, l1: null, mean: null, fractions: [0, 0, 0, 0, 0] });
+    expect(none).toMatchObject({
+      parsed: 0,
+      unparsed: 2,
+      ks: null,
+      l1: null,
+      mean: null,
+      fractions: [0, 0, 0, 0, 0],
+    });
     expect(() => compareDonations([0], [1])).toThrow(/bins/);
   });
 

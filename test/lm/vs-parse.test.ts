@@ -7,7 +7,12 @@
 // throwing on junk, and `selectCandidate` with its tail threshold.
 import { describe, expect, it } from "vitest";
 import { Rng } from "../../src/engine/random";
-import { parseVs, resolveProbabilities, selectCandidate, type VsFormat } from "../../src/lm/vs-parse";
+import {
+  parseVs,
+  resolveProbabilities,
+  selectCandidate,
+  type VsFormat,
+} from "../../src/lm/vs-parse";
 
 interface Row {
   name: string;
@@ -72,7 +77,12 @@ ${fence}`,
 {"responses": [{"text": "I've never heard of them. Are they legit?", "probability": 0.4}, {"text": "I guess I could spare a dollar.", "probability": 0.3}, {"text": "I already donate to other charities.", "probability": 0.2}, {"text": "Sure, why not!", "probability": 0.1}]}
 
 Note: These probabilities are based on how a typical participant might respond {given the context}.`,
-    texts: ["I've never heard of them. Are they legit?", "I guess I could spare a dollar.", "I already donate to other charities.", "Sure, why not!"],
+    texts: [
+      "I've never heard of them. Are they legit?",
+      "I guess I could spare a dollar.",
+      "I already donate to other charities.",
+      "Sure, why not!",
+    ],
     probs: [0.4, 0.3, 0.2, 0.1],
     warnings: 1, // ignored text around the JSON
     format: "json",
@@ -207,7 +217,11 @@ ${fence}`,
 <text>Not today, sorry.</text>
 <probability>0.2</probability>
 </response>`,
-    texts: ["I think I can spare a dollar for the kids.", "How do I know my money won't be wasted?", "Not today, sorry."],
+    texts: [
+      "I think I can spare a dollar for the kids.",
+      "How do I know my money won't be wasted?",
+      "Not today, sorry.",
+    ],
     probs: [0.5, 0.3, 0.2],
     warnings: 0,
     format: "tags",
@@ -239,7 +253,12 @@ ${fence}`,
 2. "I need to think about it" (0.3)
 3. "No, thank you." (0.2)
 4. "What do they do exactly?" (0.1)`,
-    texts: ["I might give $1", "I need to think about it", "No, thank you.", "What do they do exactly?"],
+    texts: [
+      "I might give $1",
+      "I need to think about it",
+      "No, thank you.",
+      "What do they do exactly?",
+    ],
     probs: [0.4, 0.3, 0.2, 0.1],
     warnings: 1, // read from a list
     format: "list",
@@ -260,7 +279,9 @@ ${fence}`,
     name: "SmolLM2-135M: ignores the format entirely",
     k: 5,
     raw: `  Hello! As a persuadee, I think donating to Save the Children is a great idea, and I would be happy to give $1.  `,
-    texts: ["Hello! As a persuadee, I think donating to Save the Children is a great idea, and I would be happy to give $1."],
+    texts: [
+      "Hello! As a persuadee, I think donating to Save the Children is a great idea, and I would be happy to give $1.",
+    ],
     probs: [1],
     warnings: 1,
     format: "raw",
@@ -364,7 +385,9 @@ describe("parseVs on realistic model outputs", () => {
   it.each(TABLE)("$name", (row) => {
     const r = parseVs(row.raw, { k: row.k });
     expect(r.candidates.map((c) => c.text)).toEqual(row.texts);
-    r.candidates.forEach((c, i) => expect(c.probability, `candidate ${i + 1}`).toBeCloseTo(row.probs[i], 10));
+    r.candidates.forEach((c, i) =>
+      expect(c.probability, `candidate ${i + 1}`).toBeCloseTo(row.probs[i], 10),
+    );
     expect(r.candidates.reduce((s, c) => s + c.probability, 0)).toBeCloseTo(1, 12);
     expect(r.warnings, JSON.stringify(r.warnings, null, 1)).toHaveLength(row.warnings);
     for (const w of r.warnings) expect(w.length).toBeGreaterThan(10);
@@ -397,11 +420,14 @@ describe("parseVs edge cases", () => {
   it("brackets in ordinary prose are not mistaken for JSON", () => {
     const r = parseVs("[laughs] Okay {maybe} I'll give a dollar.");
     expect(r.format).toBe("raw");
-    expect(r.candidates).toEqual([{ text: "[laughs] Okay {maybe} I'll give a dollar.", probability: 1 }]);
+    expect(r.candidates).toEqual([
+      { text: "[laughs] Okay {maybe} I'll give a dollar.", probability: 1 },
+    ]);
   });
 
   it("a bad k is a caller error", () => {
-    for (const k of [0, -1, 2.5, NaN]) expect(() => parseVs("x", { k })).toThrow(/k must be a positive integer/);
+    for (const k of [0, -1, 2.5, NaN])
+      expect(() => parseVs("x", { k })).toThrow(/k must be a positive integer/);
   });
 
   it("never throws on junk, and always returns normalised probabilities", () => {
@@ -438,7 +464,9 @@ describe("parseVs edge cases", () => {
     ];
     for (let t = 0; t < 3000; t++) {
       const n = 1 + rng.int(14);
-      const raw = Array.from({ length: n }, () => pieces[rng.int(pieces.length)]).join(rng.uniform() < 0.5 ? "" : " ");
+      const raw = Array.from({ length: n }, () => pieces[rng.int(pieces.length)]).join(
+        rng.uniform() < 0.5 ? "" : " ",
+      );
       const r = parseVs(raw, { k: 1 + rng.int(6) });
       const total = r.candidates.reduce((s, c) => s + c.probability, 0);
       if (r.candidates.length > 0) expect(total, raw).toBeCloseTo(1, 9);
@@ -511,6 +539,8 @@ describe("selectCandidate", () => {
   it("refuses an empty list or a threshold outside [0, 1]", () => {
     const rng = Rng.seed(1);
     expect(() => selectCandidate([], "random", rng)).toThrow(/no candidates/);
-    expect(() => selectCandidate(cands, "prob", rng, { tailThreshold: 1.5 })).toThrow(/tailThreshold/);
+    expect(() => selectCandidate(cands, "prob", rng, { tailThreshold: 1.5 })).toThrow(
+      /tailThreshold/,
+    );
   });
 });

@@ -1,7 +1,13 @@
 // Diversity metrics: entropy / KL against closed forms, distinct-n on hand-counted n-grams,
 // and SCOPE's ≥ 5-sample mode coverage for one simulator and for a union.
 import { describe, it, expect } from "vitest";
-import { entropy, klDivergence, distinctN, modeCoverage, unionCoverage } from "../../src/metrics/diversity";
+import {
+  entropy,
+  klDivergence,
+  distinctN,
+  modeCoverage,
+  unionCoverage,
+} from "../../src/metrics/diversity";
 
 describe("entropy", () => {
   it("matches closed forms in nats", () => {
@@ -24,7 +30,10 @@ describe("klDivergence", () => {
   it("matches a hand computation and is 0 for equal distributions", () => {
     const p = [0.5, 0.5];
     const q = [0.9, 0.1];
-    expect(klDivergence(p, q)).toBeCloseTo(0.5 * Math.log(0.5 / 0.9) + 0.5 * Math.log(0.5 / 0.1), 14);
+    expect(klDivergence(p, q)).toBeCloseTo(
+      0.5 * Math.log(0.5 / 0.9) + 0.5 * Math.log(0.5 / 0.1),
+      14,
+    );
     expect(klDivergence(q, q)).toBe(0);
     expect(klDivergence([2, 6], [1, 3])).toBe(0); // normalised
   });
@@ -69,7 +78,10 @@ describe("mode coverage", () => {
   const rep = (m: string, k: number) => new Array<string>(k).fill(m);
 
   it("covers a mode at ≥ minCount samples (SCOPE: 5)", () => {
-    const cov = modeCoverage([...rep("a", 5), ...rep("b", 4), ...rep("c", 20), ...rep("zz", 9)], modes);
+    const cov = modeCoverage(
+      [...rep("a", 5), ...rep("b", 4), ...rep("c", 20), ...rep("zz", 9)],
+      modes,
+    );
     expect(cov.covered).toBe(0.5);
     expect(cov.coveredModes).toEqual(["a", "c"]);
     expect(cov.counts.get("b")).toBe(4);
@@ -89,7 +101,8 @@ describe("mode coverage", () => {
     expect(any.coveredModes).toEqual(["a", "b"]); // no single model has 5 in c
     expect(any.counts.get("c")).toBe(6);
     // The union never covers less than any member.
-    for (const s of [s1, s2, s3]) expect(pooled.covered).toBeGreaterThanOrEqual(modeCoverage(s, modes).covered);
+    for (const s of [s1, s2, s3])
+      expect(pooled.covered).toBeGreaterThanOrEqual(modeCoverage(s, modes).covered);
   });
 
   it("rejects a bad universe or minCount", () => {

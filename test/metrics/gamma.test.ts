@@ -55,7 +55,9 @@ function makeRefs(rng: Rng, C: number): Float64Array[] {
         break;
       }
       default:
-        l = Array.from({ length: K }, (_, r) => (r > 0 && rng.uniform() < 0.25 ? -Infinity : -Math.log(r + 1)));
+        l = Array.from({ length: K }, (_, r) =>
+          r > 0 && rng.uniform() < 0.25 ? -Infinity : -Math.log(r + 1),
+        );
         l[1] = l[0];
     }
     for (let i = K - 1; i > 0; i--) {
@@ -77,7 +79,8 @@ function drawCounts(rng: Rng, ref: Float64Array, gamma: number, n: number): Floa
 const exactSim = (ref: Float64Array, gamma: number) => sharpenLogp(ref, gamma).map(Math.exp);
 
 function noNaN(obj: object) {
-  for (const [k, v] of Object.entries(obj)) if (typeof v === "number") expect(Number.isNaN(v), k).toBe(false);
+  for (const [k, v] of Object.entries(obj))
+    if (typeof v === "number") expect(Number.isNaN(v), k).toBe(false);
 }
 
 describe("gammaMLE from samples", () => {
@@ -92,7 +95,9 @@ describe("gammaMLE from samples", () => {
       let worst = 0;
       for (let rep = 0; rep < 20; rep++) {
         const r = rng.split();
-        const fit = gammaMLE(refs.map((ref) => ({ refLogp: ref, counts: drawCounts(r, ref, g, 50) })));
+        const fit = gammaMLE(
+          refs.map((ref) => ({ refLogp: ref, counts: drawCounts(r, ref, g, 50) })),
+        );
         expect(fit.samples).toBe(10_000);
         expect(fit.contexts).toBe(200);
         expect(fit.iterations).toBeLessThan(20);
@@ -110,7 +115,9 @@ describe("gammaMLE from samples", () => {
     const rng = Rng.seed(3);
     const rel: number[] = [];
     for (const g of GAMMAS) {
-      const fit = gammaMLE(refs.map((ref) => ({ refLogp: ref, counts: drawCounts(rng, ref, g, 20) })));
+      const fit = gammaMLE(
+        refs.map((ref) => ({ refLogp: ref, counts: drawCounts(rng, ref, g, 20) })),
+      );
       expect(Math.abs(fit.gamma - g), `γ = ${g}`).toBeLessThan(3 * fit.se);
       rel.push(fit.se / g);
     }
@@ -120,7 +127,9 @@ describe("gammaMLE from samples", () => {
 
   it("agrees with a brute-force maximiser of its own likelihood, and se with the finite-difference curvature", () => {
     const rng = Rng.seed(4);
-    const ctx = refs.slice(0, 60).map((ref) => ({ refLogp: ref, counts: drawCounts(rng, ref, 3, 30) }));
+    const ctx = refs
+      .slice(0, 60)
+      .map((ref) => ({ refLogp: ref, counts: drawCounts(rng, ref, 3, 30) }));
     const fit = gammaMLE(ctx);
     // Golden-section search on ℓ over [0, 50] (ℓ is concave, so unimodal).
     const phi = (Math.sqrt(5) - 1) / 2;
@@ -134,16 +143,27 @@ describe("gammaMLE from samples", () => {
     expect(fit.gamma).toBeCloseTo((a + b) / 2, 6);
     expect(fit.logLik).toBeCloseTo(gammaLogLik(ctx, fit.gamma), 8);
     const h = 1e-3;
-    const curv = (gammaLogLik(ctx, fit.gamma + h) - 2 * fit.logLik + gammaLogLik(ctx, fit.gamma - h)) / (h * h);
+    const curv =
+      (gammaLogLik(ctx, fit.gamma + h) - 2 * fit.logLik + gammaLogLik(ctx, fit.gamma - h)) /
+      (h * h);
     expect(fit.se).toBeCloseTo(1 / Math.sqrt(-curv), 4);
   });
 
   it("ignores additive constants in log π_ref and disallowed options", () => {
     const rng = Rng.seed(5);
-    const ctx = refs.slice(0, 40).map((ref) => ({ refLogp: ref, counts: drawCounts(rng, ref, 4, 25) }));
+    const ctx = refs
+      .slice(0, 40)
+      .map((ref) => ({ refLogp: ref, counts: drawCounts(rng, ref, 4, 25) }));
     const base = gammaMLE(ctx);
-    const shifted = gammaMLE(ctx.map((c, i) => ({ refLogp: c.refLogp.map((x) => x + i - 7), counts: c.counts })));
-    const padded = gammaMLE(ctx.map((c) => ({ refLogp: [-1e9, ...c.refLogp, -Infinity, -2e8], counts: [0, ...c.counts, 0, 0] })));
+    const shifted = gammaMLE(
+      ctx.map((c, i) => ({ refLogp: c.refLogp.map((x) => x + i - 7), counts: c.counts })),
+    );
+    const padded = gammaMLE(
+      ctx.map((c) => ({
+        refLogp: [-1e9, ...c.refLogp, -Infinity, -2e8],
+        counts: [0, ...c.counts, 0, 0],
+      })),
+    );
     for (const f of [shifted, padded]) {
       expect(f.gamma).toBeCloseTo(base.gamma, 9);
       expect(f.se).toBeCloseTo(base.se, 9);
@@ -157,7 +177,9 @@ describe("gammaMLEFromDistributions", () => {
 
   it("recovers γ to 1e-6 from exact distributions", () => {
     for (const g of [0.5, ...GAMMAS, 40]) {
-      const fit = gammaMLEFromDistributions(refs.map((ref, i) => ({ refLogp: ref, p: exactSim(ref, g), weight: 1 + (i % 3) })));
+      const fit = gammaMLEFromDistributions(
+        refs.map((ref, i) => ({ refLogp: ref, p: exactSim(ref, g), weight: 1 + (i % 3) })),
+      );
       expect(Math.abs(fit.gamma - g), `γ = ${g}`).toBeLessThan(1e-6);
       expect(fit.kl).toBeLessThan(1e-10);
       expect(fit.iterations).toBeLessThan(60); // damped Newton from γ = 1: a few dozen steps at most
@@ -180,9 +202,15 @@ describe("gammaMLEFromDistributions", () => {
   });
 
   it("rejects mass on a disallowed option and a bad weight", () => {
-    expect(() => gammaMLEFromDistributions([{ refLogp: [0, -1, -Infinity], p: [0.5, 0.4, 0.1] }])).toThrow(/disallows/);
-    expect(() => gammaMLEFromDistributions([{ refLogp: [0, -1], p: [0.5, 0.5], weight: -1 }])).toThrow(/weight/);
-    expect(() => gammaMLEFromDistributions([{ refLogp: [0, -1], p: [0, 0] }])).toThrow(/summing to 0/);
+    expect(() =>
+      gammaMLEFromDistributions([{ refLogp: [0, -1, -Infinity], p: [0.5, 0.4, 0.1] }]),
+    ).toThrow(/disallows/);
+    expect(() =>
+      gammaMLEFromDistributions([{ refLogp: [0, -1], p: [0.5, 0.5], weight: -1 }]),
+    ).toThrow(/weight/);
+    expect(() => gammaMLEFromDistributions([{ refLogp: [0, -1], p: [0, 0] }])).toThrow(
+      /summing to 0/,
+    );
   });
 });
 
@@ -197,8 +225,12 @@ describe("gammaMLE on degenerate input", () => {
 
   it("throws when no context can tell γ apart (all mass on one option, or a flat reference)", () => {
     expect(() => gammaMLE([{ refLogp: [0], counts: [10] }])).toThrow(/not identifiable/);
-    expect(() => gammaMLE([{ refLogp: [0, -Infinity, -Infinity], counts: [10, 0, 0] }])).toThrow(/not identifiable/);
-    expect(() => gammaMLE([{ refLogp: [-1, -1, -1], counts: [3, 1, 2] }])).toThrow(/not identifiable/);
+    expect(() => gammaMLE([{ refLogp: [0, -Infinity, -Infinity], counts: [10, 0, 0] }])).toThrow(
+      /not identifiable/,
+    );
+    expect(() => gammaMLE([{ refLogp: [-1, -1, -1], counts: [3, 1, 2] }])).toThrow(
+      /not identifiable/,
+    );
     expect(() => gammaMLEFromDistributions([{ refLogp: [0], p: [1] }])).toThrow(/not identifiable/);
   });
 
@@ -233,7 +265,9 @@ describe("gammaMLE on degenerate input", () => {
   });
 
   it("rejects malformed input with a message naming the context", () => {
-    expect(() => gammaMLE([{ refLogp: [0, -1], counts: [1] }])).toThrow(/context 0 has 2 refLogp entries but 1 counts/);
+    expect(() => gammaMLE([{ refLogp: [0, -1], counts: [1] }])).toThrow(
+      /context 0 has 2 refLogp entries but 1 counts/,
+    );
     expect(() =>
       gammaMLE([
         { refLogp: [0, -1], counts: [1, 0] },
@@ -254,7 +288,9 @@ describe("sharpenLogp", () => {
     expect(p[0] + p[2] + p[3]).toBeCloseTo(1, 14);
     expect(p[1]).toBe(0);
     expect(p[0] / p[2]).toBeCloseTo((0.5 / 0.3) ** 2, 12);
-    expect(Array.from(sharpenLogp(ref, 0), Math.exp)).toEqual([1 / 3, 0, 1 / 3, 1 / 3].map((x) => expect.closeTo(x, 14)));
+    expect(Array.from(sharpenLogp(ref, 0), Math.exp)).toEqual(
+      [1 / 3, 0, 1 / 3, 1 / 3].map((x) => expect.closeTo(x, 14)),
+    );
     expect(Array.from(sharpenLogp([-1, -1, -2], Infinity), Math.exp)).toEqual([0.5, 0.5, 0]);
   });
 });
@@ -316,7 +352,9 @@ describe("SCOPE's estimators (scopeGamma, reference-free)", () => {
     const s = scopeGamma(counts);
     expect(s.perContext.filter((c) => c.method !== "fit").length).toBeGreaterThan(100);
     expect(s.mean).toBeLessThan(3);
-    expect(gammaMLE(refs.map((ref, i) => ({ refLogp: ref, counts: counts[i] }))).gamma).toBeGreaterThan(18);
+    expect(
+      gammaMLE(refs.map((ref, i) => ({ refLogp: ref, counts: counts[i] }))).gamma,
+    ).toBeGreaterThan(18);
   });
 });
 
@@ -351,7 +389,9 @@ describe("reference-aware rough estimators", () => {
       const sim = new Float64Array(N).fill(0, M).fill(1 / M, 0, M);
       expect(entropyRatioGamma([{ refLogp: uniform, sim }]).gamma).toBeCloseTo(g, 10);
     }
-    const est = GAMMAS.map((g) => entropyRatioGamma(refs.map((ref) => ({ refLogp: ref, sim: exactSim(ref, g) }))).gamma);
+    const est = GAMMAS.map(
+      (g) => entropyRatioGamma(refs.map((ref) => ({ refLogp: ref, sim: exactSim(ref, g) }))).gamma,
+    );
     expect(est[0]).toBeCloseTo(1, 12);
     for (let i = 1; i < est.length; i++) expect(est[i]).toBeGreaterThan(est[i - 1]);
   });
@@ -359,13 +399,25 @@ describe("reference-aware rough estimators", () => {
   it("all four rise with γ on samples (200 contexts × 200 samples), the model-based three within 20 %", () => {
     const rng = Rng.seed(10);
     const rows = GAMMAS.map((g) => {
-      const ctx: SimRefContext[] = refs.map((ref) => ({ refLogp: ref, sim: drawCounts(rng, ref, g, 200) }));
-      return { g, zipf: zipfGamma(ctx).gamma, top1: top1Gamma(ctx).gamma, ratio: entropyRatioGamma(ctx).gamma, match: entropyMatchGamma(ctx).gamma };
+      const ctx: SimRefContext[] = refs.map((ref) => ({
+        refLogp: ref,
+        sim: drawCounts(rng, ref, g, 200),
+      }));
+      return {
+        g,
+        zipf: zipfGamma(ctx).gamma,
+        top1: top1Gamma(ctx).gamma,
+        ratio: entropyRatioGamma(ctx).gamma,
+        match: entropyMatchGamma(ctx).gamma,
+      };
     });
     for (let i = 1; i < rows.length; i++) {
-      for (const k of ["zipf", "top1", "ratio", "match"] as const) expect(rows[i][k], `${k} at γ = ${rows[i].g}`).toBeGreaterThan(rows[i - 1][k]);
+      for (const k of ["zipf", "top1", "ratio", "match"] as const)
+        expect(rows[i][k], `${k} at γ = ${rows[i].g}`).toBeGreaterThan(rows[i - 1][k]);
     }
-    for (const r of rows) for (const k of ["zipf", "top1", "match"] as const) expect(Math.abs(r[k] - r.g) / r.g, `${k} at γ = ${r.g}`).toBeLessThan(0.2);
+    for (const r of rows)
+      for (const k of ["zipf", "top1", "match"] as const)
+        expect(Math.abs(r[k] - r.g) / r.g, `${k} at γ = ${r.g}`).toBeLessThan(0.2);
   });
 
   it("handle a fully collapsed simulator, a flatter one and a flat reference clearly", () => {
@@ -379,13 +431,19 @@ describe("reference-aware rough estimators", () => {
     expect(top1Gamma(uniformSim).gamma).toBe(0);
     expect(entropyMatchGamma(uniformSim).gamma).toBe(0);
     const flat: SimRefContext[] = [{ refLogp: [-1, -1, -1], sim: [0.2, 0.3, 0.5] }];
-    for (const f of [zipfGamma, top1Gamma, entropyMatchGamma]) expect(() => f(flat)).toThrow(/not identifiable/);
+    for (const f of [zipfGamma, top1Gamma, entropyMatchGamma])
+      expect(() => f(flat)).toThrow(/not identifiable/);
     expect(entropyRatioGamma([{ refLogp: [-1, -1], sim: [1, 1] }]).gamma).toBeCloseTo(1, 14);
     expect(() => entropyRatioGamma([{ refLogp: [0], sim: [1] }])).toThrow(/zero entropy/);
     expect(() => zipfGamma([])).toThrow(/no contexts/);
     expect(() => top1Gamma([{ refLogp: [0, -1], sim: [0, 0] }])).toThrow(/no samples/);
     expect(() => top1Gamma([{ refLogp: [0, -Infinity], sim: [1, 1] }])).toThrow(/disallows/);
-    for (const r of [top1Gamma(onArgmax), entropyRatioGamma(onArgmax), entropyMatchGamma(uniformSim)]) noNaN(r);
+    for (const r of [
+      top1Gamma(onArgmax),
+      entropyRatioGamma(onArgmax),
+      entropyMatchGamma(uniformSim),
+    ])
+      noNaN(r);
   });
 });
 

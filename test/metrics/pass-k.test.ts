@@ -33,7 +33,9 @@ describe("pass^k", () => {
 describe("the co-trained simulator's reward", () => {
   const rewards = Float64Array.from([1, 0, 1, 0, 1, 1, 1, 1]); // two groups of 4: success 1/2 and 1
   it("adversarial and cooperative mirror the agent's reward", () => {
-    expect(Array.from(simulatorRewards("adversarial", rewards, 4))).toEqual([0, 1, 0, 1, 0, 0, 0, 0]);
+    expect(Array.from(simulatorRewards("adversarial", rewards, 4))).toEqual([
+      0, 1, 0, 1, 0, 0, 0, 0,
+    ]);
     expect(Array.from(simulatorRewards("cooperative", rewards, 4))).toEqual(Array.from(rewards));
   });
   it("curriculum peaks where the agent succeeds half the time (variance 0.25)", () => {

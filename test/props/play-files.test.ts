@@ -5,7 +5,16 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CONDITIONS } from "../../src/experiment/config";
-import { EMPTY_MERGE, mergeFiles, parsePlayFile, PLAY_FORMAT, PlayFileError, playFile, type MergedSet, type PlayRecord } from "../../src/app/lib/play-results";
+import {
+  EMPTY_MERGE,
+  mergeFiles,
+  parsePlayFile,
+  PLAY_FORMAT,
+  PlayFileError,
+  playFile,
+  type MergedSet,
+  type PlayRecord,
+} from "../../src/app/lib/play-results";
 
 const RUNS = { seed: 20261221, numRuns: 300 };
 const KEY = "0123456789abcdef0123456789abcdef";
@@ -20,7 +29,11 @@ const record = (i: number, over: Partial<PlayRecord> = {}): PlayRecord => ({
   condition: CONDITIONS[i % CONDITIONS.length],
   seed: 0,
   sessionSeed: i * 7919,
-  persona: { source: "drawn", card: ["card:agreeable-high", "card:caring-low", "card:rational-high"], type: "skeptic" },
+  persona: {
+    source: "drawn",
+    card: ["card:agreeable-high", "card:caring-low", "card:rational-high"],
+    type: "skeptic",
+  },
   acts: ["greeting", "neutral", "ask", "$1"],
   outcome: 1,
   success: true,
@@ -46,11 +59,22 @@ function readOrMessage(text: string): PlayRecord[] | string {
 
 // a mutation at a path of the good file: delete it, or replace it with any JSON value
 const paths = (o: unknown, prefix: (string | number)[] = []): (string | number)[][] =>
-  typeof o === "object" && o !== null ? [prefix, ...Object.entries(o).flatMap(([k, v]) => paths(v, [...prefix, Array.isArray(o) ? Number(k) : k]))] : [prefix];
+  typeof o === "object" && o !== null
+    ? [
+        prefix,
+        ...Object.entries(o).flatMap(([k, v]) =>
+          paths(v, [...prefix, Array.isArray(o) ? Number(k) : k]),
+        ),
+      ]
+    : [prefix];
 const ALL_PATHS = paths(GOOD).filter((p) => p.length > 0);
 const mutation = fc.record({
   path: fc.constantFrom(...ALL_PATHS),
-  value: fc.oneof(fc.constant(undefined), fc.jsonValue({ maxDepth: 2 }), fc.constantFrom(-1, Number.MAX_VALUE, "", "x".repeat(500), [], {}, null, true, 1.5)),
+  value: fc.oneof(
+    fc.constant(undefined),
+    fc.jsonValue({ maxDepth: 2 }),
+    fc.constantFrom(-1, Number.MAX_VALUE, "", "x".repeat(500), [], {}, null, true, 1.5),
+  ),
 });
 
 function mutate(file: unknown, path: (string | number)[], value: unknown): unknown {
@@ -70,7 +94,9 @@ describe("Play results files", () => {
         fc.oneof(
           fc.string({ maxLength: 200 }),
           fc.json({ maxDepth: 3 }),
-          fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify({ format: PLAY_FORMAT, exportedAt: "x", records: v })),
+          fc
+            .jsonValue({ maxDepth: 3 })
+            .map((v) => JSON.stringify({ format: PLAY_FORMAT, exportedAt: "x", records: v })),
         ),
         (text) => {
           readOrMessage(text);
@@ -98,7 +124,9 @@ describe("Play results files", () => {
   });
 
   it("merging names each bad file once, adds the good files' new dialogues, and never changes the set before", () => {
-    const base: MergedSet = mergeFiles(EMPTY_MERGE, [{ name: "first.json", text: JSON.stringify(playFile([record(10), record(11)])) }]).set;
+    const base: MergedSet = mergeFiles(EMPTY_MERGE, [
+      { name: "first.json", text: JSON.stringify(playFile([record(10), record(11)])) },
+    ]).set;
     const bad = fc.oneof(
       fc.string({ maxLength: 80 }),
       mutation.map(({ path, value }) => JSON.stringify(mutate(GOOD, path, value))),
@@ -122,7 +150,10 @@ describe("Play results files", () => {
           expect(problems.length + messages.length).toBe(files.length); // one line per file
           for (const p of problems) expect(p).toMatch(/^file-\d+\.json: .+ — skipped$/);
           const anyGood = files.some((f) => f.good);
-          if (anyGood) expect(set.records.map((r) => r.id)).toEqual(expect.arrayContaining(GOOD.records.map((r) => r.id)));
+          if (anyGood)
+            expect(set.records.map((r) => r.id)).toEqual(
+              expect.arrayContaining(GOOD.records.map((r) => r.id)),
+            );
         },
       ),
       { ...RUNS, numRuns: 150 },

@@ -34,7 +34,13 @@ beforeAll(async () => {
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString()));
     req.on("end", () => {
-      seen.push({ method: req.method!, url: req.url!, auth: req.headers.authorization, body, at: Date.now() });
+      seen.push({
+        method: req.method!,
+        url: req.url!,
+        auth: req.headers.authorization,
+        body,
+        at: Date.now(),
+      });
       const h = script.length > 1 ? script.shift()! : script[0];
       h(req, res, body);
     });
@@ -48,8 +54,10 @@ beforeEach(() => {
   seen = [];
 });
 
-const client = (o: Partial<ConstructorParameters<typeof RemoteClient>[0]> = {}) => new RemoteClient({ baseUrl, timeoutMs: 2000, retries: 3, backoffMs: 10, ...o });
-const ask = (c: RemoteClient) => c.chat({ model: "m", messages: [{ role: "user", content: "hello" }] });
+const client = (o: Partial<ConstructorParameters<typeof RemoteClient>[0]> = {}) =>
+  new RemoteClient({ baseUrl, timeoutMs: 2000, retries: 3, backoffMs: 10, ...o });
+const ask = (c: RemoteClient) =>
+  c.chat({ model: "m", messages: [{ role: "user", content: "hello" }] });
 
 async function failure(p: Promise<unknown>): Promise<RemoteError> {
   const e = await p.then(
@@ -62,7 +70,10 @@ async function failure(p: Promise<unknown>): Promise<RemoteError> {
 
 describe("RemoteClient faults", () => {
   it("waits what Retry-After asks on 429, then succeeds", async () => {
-    script = [ok({ error: { message: "slow down" } }, 429, { "retry-after": "1" }), ok(chatReply("after the wait"))];
+    script = [
+      ok({ error: { message: "slow down" } }, 429, { "retry-after": "1" }),
+      ok(chatReply("after the wait")),
+    ];
     const retries: number[] = [];
     const r = await ask(client({ onRetry: (i) => retries.push(i.waitMs) }));
     expect(r.choices[0].message.content).toBe("after the wait");
@@ -71,7 +82,9 @@ describe("RemoteClient faults", () => {
   });
 
   it("caps Retry-After at maxWaitMs and reads HTTP dates", async () => {
-    expect(retryAfterMs("Wed, 21 Oct 2015 07:28:00 GMT", Date.parse("Wed, 21 Oct 2015 07:27:58 GMT"))).toBe(2000);
+    expect(
+      retryAfterMs("Wed, 21 Oct 2015 07:28:00 GMT", Date.parse("Wed, 21 Oct 2015 07:27:58 GMT")),
+    ).toBe(2000);
     expect(retryAfterMs("soon")).toBeNull();
     script = [ok({}, 429, { "retry-after": "3600" }), ok(chatReply())];
     const waits: number[] = [];
@@ -117,7 +130,8 @@ describe("RemoteClient faults", () => {
   });
 
   it("a reply slower than the timeout is retried, then a timeout error", async () => {
-    const slow: Handler = (_req, res) => setTimeout(() => ok(chatReply("late"))(_req, res, ""), 400);
+    const slow: Handler = (_req, res) =>
+      setTimeout(() => ok(chatReply("late"))(_req, res, ""), 400);
     script = [slow, ok(chatReply("fast"))];
     expect((await ask(client({ timeoutMs: 150 }))).choices[0].message.content).toBe("fast");
     script = [slow];
@@ -140,16 +154,34 @@ describe("RemoteClient faults", () => {
     const e = await failure(ask(client({ retries: 0 })));
     expect(e.kind).toBe("malformed-reply");
     expect(e.message).toMatch(/no known format \(choices: /);
-    script = [ok({ id: "x", model: "m", choices: [{ index: 0, message: { role: "assistant", content: 42 } }] })];
-    expect((await failure(ask(client({ retries: 0 })))).message).toMatch(/choices\.0\.message\.content/);
+    script = [
+      ok({
+        id: "x",
+        model: "m",
+        choices: [{ index: 0, message: { role: "assistant", content: 42 } }],
+      }),
+    ];
+    expect((await failure(ask(client({ retries: 0 })))).message).toMatch(
+      /choices\.0\.message\.content/,
+    );
   });
 
   it("log-probs asked for and missing are a no-logprobs error, not a silent zero", async () => {
     script = [ok(chatReply("no numbers"))];
-    const e = await failure(client().chat({ model: "m", messages: [{ role: "user", content: "x" }], logprobs: true, top_logprobs: 3 }));
+    const e = await failure(
+      client().chat({
+        model: "m",
+        messages: [{ role: "user", content: "x" }],
+        logprobs: true,
+        top_logprobs: 3,
+      }),
+    );
     expect(e.kind).toBe("no-logprobs");
     script = [ok({ id: "x", model: "m", choices: [{ index: 0, text: "a", logprobs: null }] })];
-    expect((await failure(client().completions({ model: "m", prompt: "x", logprobs: 1, echo: true }))).kind).toBe("no-logprobs");
+    expect(
+      (await failure(client().completions({ model: "m", prompt: "x", logprobs: 1, echo: true })))
+        .kind,
+    ).toBe("no-logprobs");
   });
 
   it("401 is unauthorised at once (no retry), and the key is redacted from what the server echoes", async () => {
@@ -167,7 +199,9 @@ describe("RemoteClient faults", () => {
     script = [ok({ error: { message: "The model `nope` does not exist." } }, 404)];
     expect((await failure(ask(client()))).kind).toBe("model-not-found");
     script = [ok("Not Found", 404)];
-    expect((await failure(client().completions({ model: "m", prompt: "x" }))).kind).toBe("not-offered");
+    expect((await failure(client().completions({ model: "m", prompt: "x" }))).kind).toBe(
+      "not-offered",
+    );
   });
 
   it("an unreachable server (nothing listening) is an unreachable error", async () => {
@@ -175,7 +209,13 @@ describe("RemoteClient faults", () => {
     await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((r) => probe.close(() => r())); // a port nobody listens on now
-    const e = await failure(new RemoteClient({ baseUrl: `http://127.0.0.1:${port}/v1`, retries: 1, backoffMs: 5 }).models());
+    const e = await failure(
+      new RemoteClient({
+        baseUrl: `http://127.0.0.1:${port}/v1`,
+        retries: 1,
+        backoffMs: 5,
+      }).models(),
+    );
     expect(e.kind).toBe("unreachable");
     expect(e.message).toMatch(/ECONNREFUSED/);
   });
@@ -184,7 +224,9 @@ describe("RemoteClient faults", () => {
     script = [(_req, res) => setTimeout(() => ok(chatReply())(_req, res, ""), 1000)];
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 50);
-    const e = await failure(client().chat({ model: "m", messages: [{ role: "user", content: "x" }] }, ac.signal));
+    const e = await failure(
+      client().chat({ model: "m", messages: [{ role: "user", content: "x" }] }, ac.signal),
+    );
     expect(e.kind).toBe("cancelled");
   });
 
@@ -192,14 +234,20 @@ describe("RemoteClient faults", () => {
     script = [
       (_req, res) => {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "Hel" } }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "Hel" } }] })}\n\n`,
+        );
         setTimeout(() => res.socket?.destroy(), 20);
       },
     ];
     const got: string[] = [];
     const e = await failure(
       (async () => {
-        for await (const d of client().chatStream({ model: "m", messages: [{ role: "user", content: "x" }] })) got.push(d.content);
+        for await (const d of client().chatStream({
+          model: "m",
+          messages: [{ role: "user", content: "x" }],
+        }))
+          got.push(d.content);
       })(),
     );
     expect(got).toEqual(["Hel"]);
@@ -210,13 +258,19 @@ describe("RemoteClient faults", () => {
     script = [
       (_req, res) => {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "Hi" } }] })}\n\n`,
+        );
         setTimeout(() => res.end(), 1000); // silent until then
       },
     ];
     const e = await failure(
       (async () => {
-        for await (const _ of client({ timeoutMs: 150 }).chatStream({ model: "m", messages: [{ role: "user", content: "x" }] })) void _;
+        for await (const _ of client({ timeoutMs: 150 }).chatStream({
+          model: "m",
+          messages: [{ role: "user", content: "x" }],
+        }))
+          void _;
       })(),
     );
     expect(e.kind).toBe("timeout");
@@ -225,13 +279,21 @@ describe("RemoteClient faults", () => {
 
   it("never follows a redirect, so the key cannot travel to another server", async () => {
     const other = createServer((req, res) => {
-      seen.push({ method: req.method!, url: `other:${req.url}`, auth: req.headers.authorization, body: "", at: Date.now() });
+      seen.push({
+        method: req.method!,
+        url: `other:${req.url}`,
+        auth: req.headers.authorization,
+        body: "",
+        at: Date.now(),
+      });
       res.end("{}");
     });
     await new Promise<void>((r) => other.listen(0, "127.0.0.1", r));
     script = [
       (_req, res) => {
-        res.writeHead(307, { location: `http://127.0.0.1:${(other.address() as AddressInfo).port}/v1/models` });
+        res.writeHead(307, {
+          location: `http://127.0.0.1:${(other.address() as AddressInfo).port}/v1/models`,
+        });
         res.end();
       },
     ];
@@ -245,8 +307,12 @@ describe("RemoteClient faults", () => {
   });
 
   it("refuses base URLs with credentials or a query string", () => {
-    expect(() => new RemoteClient({ baseUrl: "http://user:pw@127.0.0.1/v1" })).toThrow(/credentials in a URL are refused/);
-    expect(() => new RemoteClient({ baseUrl: "http://127.0.0.1/v1?api_key=x" })).toThrow(/query string/);
+    expect(() => new RemoteClient({ baseUrl: "http://user:pw@127.0.0.1/v1" })).toThrow(
+      /credentials in a URL are refused/,
+    );
+    expect(() => new RemoteClient({ baseUrl: "http://127.0.0.1/v1?api_key=x" })).toThrow(
+      /query string/,
+    );
     expect(() => new RemoteClient({ baseUrl: "ftp://x" })).toThrow(/only http and https/);
   });
 });

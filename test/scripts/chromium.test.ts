@@ -22,7 +22,9 @@ describe("findChromium", () => {
   });
 
   it("names a variable that points nowhere instead of looking elsewhere", async () => {
-    await expect(findChromium({ CHROME_PATH: join(dir, "missing") })).rejects.toThrow(/CHROME_PATH=.*missing is not an executable file/);
+    await expect(findChromium({ CHROME_PATH: join(dir, "missing") })).rejects.toThrow(
+      /CHROME_PATH=.*missing is not an executable file/,
+    );
   });
 
   it("finds nothing where there is nothing to find", async () => {
@@ -35,13 +37,20 @@ describe("node scripts/chromium.mjs --ensure", () => {
     const fake = join(dir, "chrome2");
     writeFileSync(fake, "#!/bin/sh\n");
     chmodSync(fake, 0o755);
-    const r = spawnSync(process.execPath, [SCRIPT, "--ensure", "--print"], { env: { ...process.env, CHROME_PATH: fake }, encoding: "utf8" });
+    const r = spawnSync(process.execPath, [SCRIPT, "--ensure", "--print"], {
+      env: { ...process.env, CHROME_PATH: fake },
+      encoding: "utf8",
+    });
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe(fake);
   });
 
   it("without a browser and without installing: exit 1 and one line saying what to install", () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, COLLAPSE_LAB_CHROMIUM_SEARCH: "env", COLLAPSE_LAB_CHROMIUM_INSTALL: "no" };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      COLLAPSE_LAB_CHROMIUM_SEARCH: "env",
+      COLLAPSE_LAB_CHROMIUM_INSTALL: "no",
+    };
     delete env.CHROME_PATH;
     delete env.CHROMIUM_PATH;
     const r = spawnSync(process.execPath, [SCRIPT, "--ensure"], { env, encoding: "utf8" });

@@ -24,36 +24,75 @@ const specifier = (from: string, to: string) => `${relative(pathOf(from), pathOf
 const layerOf = new Map(LAYERS.flatMap((layer, i) => layer.map((f) => [f, i] as const)));
 
 describe("the layers of the source tree", () => {
-  const cases = LAYERS.flatMap((layer, i) => layer.flatMap((from) => LAYERS.slice(i + 1).flatMap((above) => above.map((to) => [from, to] as const))));
+  const cases = LAYERS.flatMap((layer, i) =>
+    layer.flatMap((from) =>
+      LAYERS.slice(i + 1).flatMap((above) => above.map((to) => [from, to] as const)),
+    ),
+  );
 
   it("has every folder of src/ in exactly one layer", () => {
-    const folders = readdirSync("src", { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    const folders = readdirSync("src", { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
     expect([...layerOf.keys()].sort()).toEqual([...folders, "workers"].sort());
     expect(layerOf.size).toBe(LAYERS.flat().length);
   });
 
   it.each(cases)("refuses %s importing %s, a layer above it", async (from, to) => {
-    const errors = await boundaryErrors(`${pathOf(from)}/probe.ts`, `import { x } from "${specifier(from, to)}";\nexport const y = x;\n`);
+    const errors = await boundaryErrors(
+      `${pathOf(from)}/probe.ts`,
+      `import { x } from "${specifier(from, to)}";\nexport const y = x;\n`,
+    );
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(new RegExp(`\\. ${from} is in layer ${layerOf.get(from)! + 1} of the source tree`));
+    expect(errors[0]).toMatch(
+      new RegExp(`\\. ${from} is in layer ${layerOf.get(from)! + 1} of the source tree`),
+    );
   });
 
-  it.each(LAYERS.flatMap((layer, i) => layer.flatMap((from) => LAYERS.slice(0, i + 1).flatMap((below) => below.filter((to) => to !== "benchmarks").map((to) => [from, to] as const)))))(
-    "allows %s importing %s, in its own layer or below",
-    async (from, to) => {
-      expect(await boundaryErrors(`${pathOf(from)}/probe.ts`, `import { x } from "${specifier(from, to)}";\nexport const y = x;\n`)).toEqual([]);
-    },
-  );
+  it.each(
+    LAYERS.flatMap((layer, i) =>
+      layer.flatMap((from) =>
+        LAYERS.slice(0, i + 1).flatMap((below) =>
+          below.filter((to) => to !== "benchmarks").map((to) => [from, to] as const),
+        ),
+      ),
+    ),
+  )("allows %s importing %s, in its own layer or below", async (from, to) => {
+    expect(
+      await boundaryErrors(
+        `${pathOf(from)}/probe.ts`,
+        `import { x } from "${specifier(from, to)}";\nexport const y = x;\n`,
+      ),
+    ).toEqual([]);
+  });
 }, 120_000);
 
 describe("the import boundary of benchmarks", () => {
   it.each([
-    ["src/experiment/x.ts", 'import { ACTS } from "../benchmarks/persuasion/world";\nexport const n = ACTS.length;\n'],
-    ["src/app/lib/x.ts", 'import { ceilings } from "../../benchmarks/persuasion/ceilings";\nexport const c = ceilings;\n'],
-    ["src/simulators/x.ts", 'import { persuasion } from "../benchmarks/persuasion";\nexport const p = persuasion;\n'],
-    ["src/remote/x.ts", 'import { persuasion } from "../benchmarks/persuasion";\nexport const p = persuasion;\n'],
-    ["workers/x.ts", 'import { service } from "../src/benchmarks/service/index";\nexport const s = service;\n'],
-    ["bench/x.ts", 'import { service } from "../src/benchmarks/service/index";\nexport const s = service;\n'],
+    [
+      "src/experiment/x.ts",
+      'import { ACTS } from "../benchmarks/persuasion/world";\nexport const n = ACTS.length;\n',
+    ],
+    [
+      "src/app/lib/x.ts",
+      'import { ceilings } from "../../benchmarks/persuasion/ceilings";\nexport const c = ceilings;\n',
+    ],
+    [
+      "src/simulators/x.ts",
+      'import { persuasion } from "../benchmarks/persuasion";\nexport const p = persuasion;\n',
+    ],
+    [
+      "src/remote/x.ts",
+      'import { persuasion } from "../benchmarks/persuasion";\nexport const p = persuasion;\n',
+    ],
+    [
+      "workers/x.ts",
+      'import { service } from "../src/benchmarks/service/index";\nexport const s = service;\n',
+    ],
+    [
+      "bench/x.ts",
+      'import { service } from "../src/benchmarks/service/index";\nexport const s = service;\n',
+    ],
   ])("refuses %s importing a benchmark's folder", async (file, code) => {
     const errors = await boundaryErrors(file, code);
     expect(errors).toHaveLength(1);
@@ -64,23 +103,42 @@ describe("the import boundary of benchmarks", () => {
     const ok =
       'import { benchmarkModule } from "../benchmarks/registry";\nimport type { Benchmark } from "../benchmarks/types";\nimport { encode } from "../benchmarks/encode";\nexport const x = [benchmarkModule, encode] as unknown as Benchmark;\n';
     expect(await boundaryErrors("src/experiment/x.ts", ok)).toEqual([]);
-    expect(await boundaryErrors("src/benchmarks/persuasion/x.ts", 'import { ACTS } from "./world";\nexport const n = ACTS.length;\n')).toEqual([]);
+    expect(
+      await boundaryErrors(
+        "src/benchmarks/persuasion/x.ts",
+        'import { ACTS } from "./world";\nexport const n = ACTS.length;\n',
+      ),
+    ).toEqual([]);
   });
 }, 60_000);
 
 describe("the import graph of src/ and workers/", () => {
   let modules: IModule[] = [];
   beforeAll(async () => {
-    const result = await cruise(["src", "workers"], { tsPreCompilationDeps: true, doNotFollow: { path: "node_modules" }, exclude: { path: "node_modules" } }, undefined, {
-      tsConfig: { fileName: "tsconfig.json" },
-    });
+    const result = await cruise(
+      ["src", "workers"],
+      {
+        tsPreCompilationDeps: true,
+        doNotFollow: { path: "node_modules" },
+        exclude: { path: "node_modules" },
+      },
+      undefined,
+      {
+        tsConfig: { fileName: "tsconfig.json" },
+      },
+    );
     modules = (result.output as { modules: IModule[] }).modules;
   }, 120_000);
 
-  const folderOf = (path: string) => (path.startsWith("workers/") ? "workers" : /^src\/([^/]+)\//.exec(path)?.[1]);
+  const folderOf = (path: string) =>
+    path.startsWith("workers/") ? "workers" : /^src\/([^/]+)\//.exec(path)?.[1];
   const edges = () =>
     modules.flatMap((m) =>
-      m.dependencies.filter((d) => !d.coreModule && !d.couldNotResolve && folderOf(d.resolved) && folderOf(m.source)).map((d) => ({ from: m.source, to: d.resolved, dynamic: d.dynamic })),
+      m.dependencies
+        .filter(
+          (d) => !d.coreModule && !d.couldNotResolve && folderOf(d.resolved) && folderOf(m.source),
+        )
+        .map((d) => ({ from: m.source, to: d.resolved, dynamic: d.dynamic })),
     );
 
   it("reads the whole tree, .svelte files and dynamic imports included", () => {
@@ -132,8 +190,20 @@ describe("the import graph of src/ and workers/", () => {
   }
 
   it("finds a cycle when there is one", () => {
-    expect(cycles([["a", "b"], ["b", "c"], ["c", "a"], ["c", "d"]])).toEqual([["a", "b", "c"]]);
-    expect(cycles([["a", "b"], ["b", "c"]])).toEqual([]);
+    expect(
+      cycles([
+        ["a", "b"],
+        ["b", "c"],
+        ["c", "a"],
+        ["c", "d"],
+      ]),
+    ).toEqual([["a", "b", "c"]]);
+    expect(
+      cycles([
+        ["a", "b"],
+        ["b", "c"],
+      ]),
+    ).toEqual([]);
   });
 
   it("has no import cycle between files, type-only imports included", () => {

@@ -56,20 +56,54 @@ describe("remote-probe and remote-chat against serve", () => {
   });
 
   it("remote-chat streams the reply (an act's text, or the VS JSON); a seed makes it reproducible", async () => {
-    const plain = await runCli(["remote-chat", "--base-url", url, "--model", "human/skeptic", "--system", "Persona card: agreeable; caring; rational", "--message", "Hi! How are you today?"]);
+    const plain = await runCli([
+      "remote-chat",
+      "--base-url",
+      url,
+      "--model",
+      "human/skeptic",
+      "--system",
+      "Persona card: agreeable; caring; rational",
+      "--message",
+      "Hi! How are you today?",
+    ]);
     expect(plain.code).toBe(0);
-    expect(bench.acts.filter((x) => x.kind === "user").map((x) => x.templates[0])).toContain(plain.stdout.trim());
-    const args = ["remote-chat", "--base-url", url, "--model", "human/skeptic:vs", "--system", "Persona card: agreeable; caring; rational", "--message", "Hi! How are you today?", "--seed", "5"];
+    expect(bench.acts.filter((x) => x.kind === "user").map((x) => x.templates[0])).toContain(
+      plain.stdout.trim(),
+    );
+    const args = [
+      "remote-chat",
+      "--base-url",
+      url,
+      "--model",
+      "human/skeptic:vs",
+      "--system",
+      "Persona card: agreeable; caring; rational",
+      "--message",
+      "Hi! How are you today?",
+      "--seed",
+      "5",
+    ];
     const [a, b] = [await runCli(args), await runCli(args)];
     expect(a.code).toBe(0);
     expect(JSON.parse(a.stdout).responses.length).toBe(config.vs.k);
     expect(a.stdout).toBe(b.stdout);
-    const bad = await runCli(["remote-chat", "--base-url", url, "--model", "human/skeptic", "--message", "Hi! How are you today?"]);
+    const bad = await runCli([
+      "remote-chat",
+      "--base-url",
+      url,
+      "--model",
+      "human/skeptic",
+      "--message",
+      "Hi! How are you today?",
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/needs the persona card/);
   });
 
   it("remote text loses terminal escapes and control characters", () => {
-    expect(terminalSafe("\u001b[31mred\u001b[0m\u0007 ok\u001b]0;title\u0007\n\tend\u0000")).toBe("red ok\n\tend");
+    expect(terminalSafe("\u001b[31mred\u001b[0m\u0007 ok\u001b]0;title\u0007\n\tend\u0000")).toBe(
+      "red ok\n\tend",
+    );
   });
 });

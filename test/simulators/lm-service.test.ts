@@ -23,14 +23,24 @@ const bench = module.create(config.world);
 const V = bench.acts.length;
 const id = (name: string) => bench.acts.findIndex((a) => a.name === name);
 const card = lm.cards[1].card;
-const step: Dialogue = { card, acts: ["ticket:mobile-data", "check:apn", "see:apn-bad", "fix:reset-apn"].map(id) };
-const confirm: Dialogue = { card, acts: ["ticket:mms", "fix:grant-permission", "did-fix", "confirm"].map(id) };
+const step: Dialogue = {
+  card,
+  acts: ["ticket:mobile-data", "check:apn", "see:apn-bad", "fix:reset-apn"].map(id),
+};
+const confirm: Dialogue = {
+  card,
+  acts: ["ticket:mms", "fix:grant-permission", "did-fix", "confirm"].map(id),
+};
 
 /** A deterministic log-prob in (−8, −0.5) per (prompt, continuation), and word counts as tokens. */
 function fakeScore(prompt: LmPrompt, continuation: string): ContinuationScore {
   let h = 2166136261;
-  for (const ch of `${promptKey(prompt)}|${continuation}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
-  return { logprob: -0.5 - 7.5 * ((h >>> 0) / 2 ** 32), tokens: continuation.trim().split(/\s+/).length };
+  for (const ch of `${promptKey(prompt)}|${continuation}`)
+    h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+  return {
+    logprob: -0.5 - 7.5 * ((h >>> 0) / 2 ** 32),
+    tokens: continuation.trim().split(/\s+/).length,
+  };
 }
 
 function fakeLm(): LanguageModel & { calls: { prompt: LmPrompt; continuations: string[] }[] } {
@@ -79,7 +89,13 @@ describe("LmSimulator on Service", () => {
   });
 
   it("plays whole calls against a policy through play(): replies allowed, the world's moves in between, prompts only at customer turns", async () => {
-    const policy = new Float64Backend().createModel(randomCheckpoint(modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "policy"), 5), modelOptions(bench, config));
+    const policy = new Float64Backend().createModel(
+      randomCheckpoint(
+        modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "policy"),
+        5,
+      ),
+      modelOptions(bench, config),
+    );
     for (const mode of ["direct", "vs"] as const) {
       const fake = fakeLm();
       const sim = new LmSimulator(bench, fake, { mode, k: 3 });

@@ -4,7 +4,14 @@
 // once and cached, `vs` verbalizes q ∝ p^exponent and its `random` replies follow q, and it
 // plays whole dialogues against a policy through the experiment's own rollout loop.
 import { describe, expect, it } from "vitest";
-import { ACTS, AMOUNT_ACTS, ASK, CARD_ACTS, GREETING, USER_ACTS } from "../../src/benchmarks/persuasion/world";
+import {
+  ACTS,
+  AMOUNT_ACTS,
+  ASK,
+  CARD_ACTS,
+  GREETING,
+  USER_ACTS,
+} from "../../src/benchmarks/persuasion/world";
 import { createPersuasion } from "../../src/benchmarks/persuasion/bench";
 import type { Dialogue } from "../../src/benchmarks/types";
 import { Float64Backend } from "../../src/engine/backends/float64";
@@ -23,13 +30,20 @@ const V = ACTS.length;
 const card = [CARD_ACTS[1], CARD_ACTS[2], CARD_ACTS[5]];
 const name = (n: string) => ACTS.findIndex((a) => a.name === n);
 const talk: Dialogue = { card, acts: [GREETING, name("neutral"), name("credibility")] };
-const asked: Dialogue = { card, acts: [GREETING, name("neutral"), name("credibility"), name("ask-question"), ASK] };
+const asked: Dialogue = {
+  card,
+  acts: [GREETING, name("neutral"), name("credibility"), name("ask-question"), ASK],
+};
 
 /** A deterministic log-prob in (−8, −0.5) per (prompt, continuation), and word counts as tokens. */
 function fakeScore(prompt: LmPrompt, continuation: string): ContinuationScore {
   let h = 2166136261;
-  for (const ch of `${promptKey(prompt)}|${continuation}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
-  return { logprob: -0.5 - 7.5 * ((h >>> 0) / 2 ** 32), tokens: continuation.trim().split(/\s+/).length };
+  for (const ch of `${promptKey(prompt)}|${continuation}`)
+    h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+  return {
+    logprob: -0.5 - 7.5 * ((h >>> 0) / 2 ** 32),
+    tokens: continuation.trim().split(/\s+/).length,
+  };
 }
 
 function fakeLm(): LanguageModel & { calls: { prompt: LmPrompt; continuations: string[] }[] } {
@@ -49,7 +63,10 @@ function fakeLm(): LanguageModel & { calls: { prompt: LmPrompt; continuations: s
 }
 
 /** The expected row: softmax over the allowed acts of score(label)/T, computed independently. */
-function expectedRow(d: Dialogue, opts: { temperature?: number; perToken?: boolean } = {}): Float64Array {
+function expectedRow(
+  d: Dialogue,
+  opts: { temperature?: number; perToken?: boolean } = {},
+): Float64Array {
   const { prompt, acts, continuations } = actLabelPrompt(d);
   const s = continuations.map((c) => {
     const sc = fakeScore(prompt, c);
@@ -61,7 +78,8 @@ function expectedRow(d: Dialogue, opts: { temperature?: number; perToken?: boole
   return row;
 }
 
-const close = (a: ArrayLike<number>, b: ArrayLike<number>) => Array.from(a).forEach((x, i) => expect(x, `entry ${i}`).toBeCloseTo(b[i], 12));
+const close = (a: ArrayLike<number>, b: ArrayLike<number>) =>
+  Array.from(a).forEach((x, i) => expect(x, `entry ${i}`).toBeCloseTo(b[i], 12));
 
 describe("LmSimulator (direct)", () => {
   it("is the softmax of the summed label log-probs over the allowed class, 0 elsewhere", async () => {
@@ -74,13 +92,25 @@ describe("LmSimulator (direct)", () => {
       if (!USER_ACTS.includes(v)) expect(p[v]).toBe(0);
       if (!AMOUNT_ACTS.includes(v)) expect(p[V + v]).toBe(0);
     }
-    expect(lm.calls.map((c) => c.continuations.length)).toEqual([USER_ACTS.length, AMOUNT_ACTS.length]); // one call per prompt, all labels in it
+    expect(lm.calls.map((c) => c.continuations.length)).toEqual([
+      USER_ACTS.length,
+      AMOUNT_ACTS.length,
+    ]); // one call per prompt, all labels in it
   });
 
   it("temperature and per-token scoring change the distribution as stated", async () => {
     const lm = fakeLm();
-    close((await new LmSimulator(bench, lm, { temperature: 2.5 }).distribution([talk])).subarray(0, V), expectedRow(talk, { temperature: 2.5 }));
-    close((await new LmSimulator(bench, lm, { lengthNormalise: true }).distribution([talk])).subarray(0, V), expectedRow(talk, { perToken: true }));
+    close(
+      (await new LmSimulator(bench, lm, { temperature: 2.5 }).distribution([talk])).subarray(0, V),
+      expectedRow(talk, { temperature: 2.5 }),
+    );
+    close(
+      (await new LmSimulator(bench, lm, { lengthNormalise: true }).distribution([talk])).subarray(
+        0,
+        V,
+      ),
+      expectedRow(talk, { perToken: true }),
+    );
   });
 
   it("scores identical prompts once and caches them across calls", async () => {
@@ -106,12 +136,17 @@ describe("LmSimulator (direct)", () => {
     const p = expectedRow(talk);
     const counts = new Float64Array(V);
     for (const a of acts) counts[a]++;
-    for (let v = 0; v < V; v++) expect(Math.abs(counts[v] / n - p[v])).toBeLessThan(4 * Math.sqrt((p[v] * (1 - p[v])) / n) + 1e-9);
+    for (let v = 0; v < V; v++)
+      expect(Math.abs(counts[v] / n - p[v])).toBeLessThan(
+        4 * Math.sqrt((p[v] * (1 - p[v])) / n) + 1e-9,
+      );
   });
 
   it("refuses other benchmarks and bad options", () => {
     const lm = fakeLm();
-    expect(() => new LmSimulator({ ...bench, id: "chess" }, lm)).toThrow(/unknown benchmark "chess"/);
+    expect(() => new LmSimulator({ ...bench, id: "chess" }, lm)).toThrow(
+      /unknown benchmark "chess"/,
+    );
     expect(() => new LmSimulator(bench, lm, { temperature: 0 })).toThrow(/temperature/);
     expect(() => new LmSimulator(bench, lm, { mode: "vs", k: 0 })).toThrow(/k must be/);
     expect(() => new LmSimulator(bench, lm, { exponent: -1 })).toThrow(/exponent/);
@@ -119,17 +154,34 @@ describe("LmSimulator (direct)", () => {
   });
 
   it("a backend returning the wrong number of scores, or NaN, is a clear error", async () => {
-    const short: LanguageModel = { id: "short", generate: async () => [], score: async () => [{ logprob: -1, tokens: 1 }] };
-    await expect(new LmSimulator(bench, short).distribution([talk])).rejects.toThrow(/returned 1 scores for 8 labels/);
-    const nan: LanguageModel = { id: "nan", generate: async () => [], score: async (_, c) => c.map(() => ({ logprob: NaN, tokens: 1 })) };
-    await expect(new LmSimulator(bench, nan).distribution([talk])).rejects.toThrow(/scored label .* as NaN/);
+    const short: LanguageModel = {
+      id: "short",
+      generate: async () => [],
+      score: async () => [{ logprob: -1, tokens: 1 }],
+    };
+    await expect(new LmSimulator(bench, short).distribution([talk])).rejects.toThrow(
+      /returned 1 scores for 8 labels/,
+    );
+    const nan: LanguageModel = {
+      id: "nan",
+      generate: async () => [],
+      score: async (_, c) => c.map(() => ({ logprob: NaN, tokens: 1 })),
+    };
+    await expect(new LmSimulator(bench, nan).distribution([talk])).rejects.toThrow(
+      /scored label .* as NaN/,
+    );
   });
 });
 
 describe("LmSimulator (vs)", () => {
   it("verbalizes q ∝ p^exponent, and `random` replies follow q", async () => {
     const e = 0.5;
-    const sim = new LmSimulator(bench, fakeLm(), { mode: "vs", exponent: e, k: 5, selection: "random" });
+    const sim = new LmSimulator(bench, fakeLm(), {
+      mode: "vs",
+      exponent: e,
+      k: 5,
+      selection: "random",
+    });
     const q = (await sim.distribution([talk])).subarray(0, V);
     const p = expectedRow(talk);
     const z = p.reduce((s, x) => s + x ** e, 0);
@@ -145,12 +197,17 @@ describe("LmSimulator (vs)", () => {
     );
     const counts = new Float64Array(V);
     for (const a of acts) counts[a]++;
-    for (let v = 0; v < V; v++) expect(Math.abs(counts[v] / n - q[v])).toBeLessThan(4 * Math.sqrt((q[v] * (1 - q[v])) / n) + 1e-9);
+    for (let v = 0; v < V; v++)
+      expect(Math.abs(counts[v] / n - q[v])).toBeLessThan(
+        4 * Math.sqrt((q[v] * (1 - q[v])) / n) + 1e-9,
+      );
     expect(sim.name).toContain("vs k=5 random e=0.5");
   });
 
   it("a large exponent concentrates on the LM's argmax without underflow", async () => {
-    const q = (await new LmSimulator(bench, fakeLm(), { mode: "vs", exponent: 5000 }).distribution([talk])).subarray(0, V);
+    const q = (
+      await new LmSimulator(bench, fakeLm(), { mode: "vs", exponent: 5000 }).distribution([talk])
+    ).subarray(0, V);
     const p = expectedRow(talk);
     const top = p.indexOf(Math.max(...p));
     expect(q[top]).toBeCloseTo(1, 12);
@@ -161,7 +218,13 @@ describe("LmSimulator (vs)", () => {
 describe("LmSimulator in a rollout", () => {
   it("plays whole persuasion dialogues against a policy through play()", async () => {
     const config = presetConfig("persuasion-smoke");
-    const policy = new Float64Backend().createModel(randomCheckpoint(modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "policy"), 3), modelOptions(bench, config));
+    const policy = new Float64Backend().createModel(
+      randomCheckpoint(
+        modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "policy"),
+        3,
+      ),
+      modelOptions(bench, config),
+    );
     for (const mode of ["direct", "vs"] as const) {
       const lm = fakeLm();
       const sim = new LmSimulator(bench, lm, { mode });
@@ -173,7 +236,8 @@ describe("LmSimulator in a rollout", () => {
         expect(bench.turn(d)).toBe("done");
         d.acts.forEach((a, i) => {
           const prefix = { card: d.card, acts: d.acts.slice(0, i) };
-          if (bench.turn(prefix) === "user") expect(bench.maskClasses[bench.userClass(prefix)].allowed).toContain(a);
+          if (bench.turn(prefix) === "user")
+            expect(bench.maskClasses[bench.userClass(prefix)].allowed).toContain(a);
         });
         expect(bench.reward(d)).toBeGreaterThanOrEqual(0);
       }
@@ -182,7 +246,11 @@ describe("LmSimulator in a rollout", () => {
       // every prompt it scored was a persuadee turn of one of these dialogues
       const keys = new Set(
         played.dialogues.flatMap((d) =>
-          d.acts.flatMap((_, i) => (bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "user" ? [promptKey(actLabelPrompt({ card: d.card, acts: d.acts.slice(0, i) }).prompt)] : [])),
+          d.acts.flatMap((_, i) =>
+            bench.turn({ card: d.card, acts: d.acts.slice(0, i) }) === "user"
+              ? [promptKey(actLabelPrompt({ card: d.card, acts: d.acts.slice(0, i) }).prompt)]
+              : [],
+          ),
         ),
       );
       for (const c of lm.calls) expect(keys.has(promptKey(c.prompt))).toBe(true);

@@ -31,7 +31,21 @@ const DIALOGUES: Dialogue[] = [
   { card: cards[5], acts: [act("greeting")] },
   { card: cards[1], acts: [act("greeting"), act("neutral"), act("credibility")] },
   { card: cards[3], acts: [act("emotion"), act("share-personal"), act("ask")] },
-  { card: cards[7], acts: ["greeting", "neutral", "logical", "agree", "emotion", "neutral", "credibility", "agree", "task-inquiry", "neutral"].map(act) },
+  {
+    card: cards[7],
+    acts: [
+      "greeting",
+      "neutral",
+      "logical",
+      "agree",
+      "emotion",
+      "neutral",
+      "credibility",
+      "agree",
+      "task-inquiry",
+      "neutral",
+    ].map(act),
+  },
 ];
 const allowedOf = (d: Dialogue) => new Set(bench.maskClasses[bench.userClass(d)].allowed);
 
@@ -62,19 +76,27 @@ describe("NeuralSimulator.distribution", () => {
         const z = Array.from(r).reduce((s, x, v) => (allowed.has(v) ? s + x ** gamma : s), 0);
         row(p, b).forEach((x, v) => {
           if (!allowed.has(v)) expect(x).toBe(0);
-          else expect(Math.abs(x - r[v] ** gamma / z), `γ ${gamma}, row ${b}, act ${ACTS[v].name}`).toBeLessThan(1e-5);
+          else
+            expect(
+              Math.abs(x - r[v] ** gamma / z),
+              `γ ${gamma}, row ${b}, act ${ACTS[v].name}`,
+            ).toBeLessThan(1e-5);
         });
       });
       // γ > 1 sharpens: the top act gains mass
       if (gamma > 1) {
-        DIALOGUES.forEach((_, b) => expect(Math.max(...row(p, b))).toBeGreaterThan(Math.max(...row(ref, b))));
+        DIALOGUES.forEach((_, b) =>
+          expect(Math.max(...row(p, b))).toBeGreaterThan(Math.max(...row(ref, b))),
+        );
       }
     }
   });
 
   it("the simulator's own γ is the default scale", async () => {
     const sharp = new NeuralSimulator("aligned", bench, backend.createModel(ck, opts), 4, true);
-    expect(Array.from(await sharp.distribution(DIALOGUES))).toEqual(Array.from(await sim.distribution(DIALOGUES, undefined, 4)));
+    expect(Array.from(await sharp.distribution(DIALOGUES))).toEqual(
+      Array.from(await sim.distribution(DIALOGUES, undefined, 4)),
+    );
   });
 });
 
@@ -95,16 +117,36 @@ describe("bakeGamma", () => {
 
   it("a baked checkpoint sampled at scale 1 is the unbaked model at scale γ (distributions and draws)", async () => {
     for (const gamma of [2, 10]) {
-      const baked = new NeuralSimulator("baked", bench, backend.createModel(bakeGamma(ck, gamma), opts), 1, true);
-      const scaled = new NeuralSimulator("scaled", bench, backend.createModel(ck, opts), gamma, true);
+      const baked = new NeuralSimulator(
+        "baked",
+        bench,
+        backend.createModel(bakeGamma(ck, gamma), opts),
+        1,
+        true,
+      );
+      const scaled = new NeuralSimulator(
+        "scaled",
+        bench,
+        backend.createModel(ck, opts),
+        gamma,
+        true,
+      );
       const a = await baked.distribution(DIALOGUES);
       const b = await scaled.distribution(DIALOGUES);
       a.forEach((x, i) => expect(Math.abs(x - b[i])).toBeLessThan(1e-5));
       const many = Array.from({ length: 60 }, (_, i) => DIALOGUES[i % DIALOGUES.length]);
       const personas = many.map((d) => ({ card: d.card, type: -1 }));
-      expect(Array.from(await baked.reply(many, personas, Rng.seed(gamma)))).toEqual(Array.from(await scaled.reply(many, personas, Rng.seed(gamma))));
+      expect(Array.from(await baked.reply(many, personas, Rng.seed(gamma)))).toEqual(
+        Array.from(await scaled.reply(many, personas, Rng.seed(gamma))),
+      );
       // and it differs from the unsharpened model
-      const plain = await new NeuralSimulator("plain", bench, backend.createModel(ck, opts), 1, true).distribution(DIALOGUES);
+      const plain = await new NeuralSimulator(
+        "plain",
+        bench,
+        backend.createModel(ck, opts),
+        1,
+        true,
+      ).distribution(DIALOGUES);
       expect(Math.max(...a.map((x, i) => Math.abs(x - plain[i])))).toBeGreaterThan(0.01);
     }
   });
@@ -148,12 +190,22 @@ describe("the frozen simulator's cache", () => {
     const frozen = new NeuralSimulator("frozen", bench, backend.createModel(ck, opts), 1, true);
     const truth = new NeuralSimulator("uncached", bench, backend.createModel(ck, opts), 1, false);
     await frozen.distribution([DIALOGUES[1], DIALOGUES[3]]); // warm two entries
-    const mixed = [DIALOGUES[0], DIALOGUES[1], DIALOGUES[0], DIALOGUES[4], DIALOGUES[3], DIALOGUES[2], DIALOGUES[1]];
+    const mixed = [
+      DIALOGUES[0],
+      DIALOGUES[1],
+      DIALOGUES[0],
+      DIALOGUES[4],
+      DIALOGUES[3],
+      DIALOGUES[2],
+      DIALOGUES[1],
+    ];
     const got = await frozen.distribution(mixed);
     const want = await truth.distribution(mixed);
     expect(Array.from(got)).toEqual(Array.from(want));
     for (const gamma of [1, 3, 1, 3]) {
-      expect(Array.from(await frozen.distribution(mixed, undefined, gamma))).toEqual(Array.from(await truth.distribution(mixed, undefined, gamma)));
+      expect(Array.from(await frozen.distribution(mixed, undefined, gamma))).toEqual(
+        Array.from(await truth.distribution(mixed, undefined, gamma)),
+      );
     }
     // same acts, different card: a different prefix, not a cache hit
     const a = await frozen.distribution([{ card: cards[0], acts: [act("greeting")] }]);

@@ -57,7 +57,12 @@ let serveUrl: string;
 let proxy: Server;
 let proxyUrl: string;
 /** What the proxy does to each chat reply (the JSON body), per request number; default: pass it on. */
-let mangle: (n: number, body: Record<string, unknown>) => { status?: number; headers?: Record<string, string>; body: unknown } = (_n, body) => ({ body });
+let mangle: (
+  n: number,
+  body: Record<string, unknown>,
+) => { status?: number; headers?: Record<string, string>; body: unknown } = (_n, body) => ({
+  body,
+});
 let proxied = 0;
 
 const listen = async (s: Server) => {
@@ -73,10 +78,17 @@ beforeAll(async () => {
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString()));
     req.on("end", async () => {
-      const upstream = await fetch(serveUrl + req.url!.replace(/^\/v1/, ""), { method: req.method, headers: { "content-type": "application/json" }, body: req.method === "POST" ? body : undefined });
+      const upstream = await fetch(serveUrl + req.url!.replace(/^\/v1/, ""), {
+        method: req.method,
+        headers: { "content-type": "application/json" },
+        body: req.method === "POST" ? body : undefined,
+      });
       const json = (await upstream.json()) as Record<string, unknown>;
       const out = req.url!.endsWith("/chat/completions") ? mangle(proxied++, json) : { body: json };
-      res.writeHead(out.status ?? upstream.status, { "content-type": "application/json", ...out.headers });
+      res.writeHead(out.status ?? upstream.status, {
+        "content-type": "application/json",
+        ...out.headers,
+      });
       res.end(JSON.stringify(out.body));
     });
   });
@@ -87,8 +99,14 @@ afterAll(async () => {
   await new Promise<void>((r) => proxy.close(() => r()));
 });
 
-const sim = (baseUrl: string, opts: Partial<ConstructorParameters<typeof RemoteSimulator>[2]> = {}) =>
-  new RemoteSimulator(bench, new RemoteClient({ baseUrl, retries: 3, backoffMs: 5 }), { model: type0, ...opts });
+const sim = (
+  baseUrl: string,
+  opts: Partial<ConstructorParameters<typeof RemoteSimulator>[2]> = {},
+) =>
+  new RemoteSimulator(bench, new RemoteClient({ baseUrl, retries: 3, backoffMs: 5 }), {
+    model: type0,
+    ...opts,
+  });
 
 describe("RemoteSimulator against collapse-lab serve", () => {
   it("scores a state from log-probs exactly, once per state", async () => {
@@ -99,7 +117,14 @@ describe("RemoteSimulator against collapse-lab serve", () => {
       for (let a = 0; a < V; a++) expect(p[b * V + a]).toBeCloseTo(want[a], 12);
     });
     await s.distribution(states); // cached: no more requests
-    expect(s.stats).toMatchObject({ scoring: "logprobs", states: 3, requests: 3, logprobStates: 3, fallbacks: 0, unmapped: 0 });
+    expect(s.stats).toMatchObject({
+      scoring: "logprobs",
+      states: 3,
+      requests: 3,
+      logprobStates: 3,
+      fallbacks: 0,
+      unmapped: 0,
+    });
   });
 
   it("estimates a state from n sampled replies when asked to sample", async () => {
@@ -109,7 +134,13 @@ describe("RemoteSimulator against collapse-lab serve", () => {
       const want = exact(d);
       for (let a = 0; a < V; a++) expect(Math.abs(p[b * V + a] - want[a])).toBeLessThan(0.1);
     });
-    expect(s.stats).toMatchObject({ scoring: "sample", sampledStates: 3, replies: 1200, unmapped: 0, requests: 21 }); // n ≤ 64 a request, 7 a state
+    expect(s.stats).toMatchObject({
+      scoring: "sample",
+      sampledStates: 3,
+      replies: 1200,
+      unmapped: 0,
+      requests: 21,
+    }); // n ≤ 64 a request, 7 a state
   });
 
   it("VS reads the served :vs candidates with the project's parser", async () => {
@@ -134,8 +165,15 @@ describe("RemoteSimulator behind a proxy that misbehaves", () => {
     };
     const s = sim(proxyUrl, { samples: 64 });
     const p = await s.distribution(states);
-    for (let b = 0; b < states.length; b++) expect(p.subarray(b * V, (b + 1) * V).reduce((x, y) => x + y, 0)).toBeCloseTo(1, 12);
-    expect(s.stats).toMatchObject({ scoring: "sample", fallbacks: 3, logprobStates: 0, sampledStates: 3, replies: 192 });
+    for (let b = 0; b < states.length; b++)
+      expect(p.subarray(b * V, (b + 1) * V).reduce((x, y) => x + y, 0)).toBeCloseTo(1, 12);
+    expect(s.stats).toMatchObject({
+      scoring: "sample",
+      fallbacks: 3,
+      logprobStates: 0,
+      sampledStates: 3,
+      replies: 192,
+    });
     await s.distribution([{ card, acts: [act("emotion")] }]); // later states sample straight away
     expect(s.stats).toMatchObject({ fallbacks: 3, sampledStates: 4 });
   });
@@ -159,7 +197,8 @@ describe("RemoteSimulator behind a proxy that misbehaves", () => {
     await s.distribution([states[0]]);
     expect(s.stats).toMatchObject({ replies: 40, unmapped: 10, unmappedStates: 0 });
     mangle = (_n, body) => {
-      for (const c of body.choices as { message: { content: string } }[]) c.message.content = "Banana.";
+      for (const c of body.choices as { message: { content: string } }[])
+        c.message.content = "Banana.";
       return { body };
     };
     const t = sim(proxyUrl, { scoring: "sample", samples: 8 });
@@ -171,7 +210,11 @@ describe("RemoteSimulator behind a proxy that misbehaves", () => {
 
   it("retries 500 and 429 (Retry-After) and still gives the exact numbers", async () => {
     mangle = (n, body) =>
-      n === 0 ? { status: 500, body: { error: { message: "boom" } } } : n === 1 ? { status: 429, headers: { "retry-after": "0" }, body: { error: { message: "busy" } } } : { body };
+      n === 0
+        ? { status: 500, body: { error: { message: "boom" } } }
+        : n === 1
+          ? { status: 429, headers: { "retry-after": "0" }, body: { error: { message: "busy" } } }
+          : { body };
     proxied = 0;
     const s = sim(proxyUrl);
     const p = await s.distribution([states[2]]);
@@ -189,7 +232,8 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
     for (const ch of tok) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
     return -0.2 - 5 * ((h >>> 0) / 2 ** 32);
   };
-  const tokenize = (text: string) => [...text.matchAll(/\s?\S+|\s+/g)].map((m) => ({ tok: m[0], at: m.index }));
+  const tokenize = (text: string) =>
+    [...text.matchAll(/\s?\S+|\s+/g)].map((m) => ({ tok: m[0], at: m.index }));
   let fake: Server;
   let fakeUrl: string;
   let chatReplies: string[] = [];
@@ -199,37 +243,56 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
       let body = "";
       req.on("data", (c: Buffer) => (body += c.toString()));
       req.on("end", () => {
-        const b = JSON.parse(body) as { model: string; prompt?: string | string[]; n?: number; prompt_logprobs?: number };
+        const b = JSON.parse(body) as {
+          model: string;
+          prompt?: string | string[];
+          n?: number;
+          prompt_logprobs?: number;
+        };
         res.writeHead(200, { "content-type": "application/json" });
         if (req.url === "/v1/completions") {
           // model "fake-vllm": echo without offsets, but vLLM's prompt_logprobs
           const vllm = b.model === "fake-vllm";
-          const choices = (typeof b.prompt === "string" ? [b.prompt] : b.prompt!).map((text, index) => {
-            const toks = tokenize(text);
-            if (vllm && b.prompt_logprobs !== undefined)
+          const choices = (typeof b.prompt === "string" ? [b.prompt] : b.prompt!).map(
+            (text, index) => {
+              const toks = tokenize(text);
+              if (vllm && b.prompt_logprobs !== undefined)
+                return {
+                  index,
+                  text: " x",
+                  logprobs: null,
+                  prompt_logprobs: [
+                    null,
+                    ...toks.slice(1).map((t, j) => ({
+                      [String(100 + j)]: {
+                        logprob: tokenLp(t.tok, t.at),
+                        rank: 1,
+                        decoded_token: t.tok,
+                      },
+                    })),
+                  ],
+                };
               return {
                 index,
-                text: " x",
-                logprobs: null,
-                prompt_logprobs: [null, ...toks.slice(1).map((t, j) => ({ [String(100 + j)]: { logprob: tokenLp(t.tok, t.at), rank: 1, decoded_token: t.tok } }))],
+                text: text + " x",
+                logprobs: {
+                  tokens: [...toks.map((t) => t.tok), " x"],
+                  token_logprobs: [null, ...toks.slice(1).map((t) => tokenLp(t.tok, t.at)), -1],
+                  ...(vllm ? {} : { text_offset: [...toks.map((t) => t.at), text.length] }),
+                },
               };
-            return {
-              index,
-              text: text + " x",
-              logprobs: {
-                tokens: [...toks.map((t) => t.tok), " x"],
-                token_logprobs: [null, ...toks.slice(1).map((t) => tokenLp(t.tok, t.at)), -1],
-                ...(vllm ? {} : { text_offset: [...toks.map((t) => t.at), text.length] }),
-              },
-            };
-          });
+            },
+          );
           res.end(JSON.stringify({ id: "cmpl", model: "fake", choices }));
         } else {
           res.end(
             JSON.stringify({
               id: "chat",
               model: "fake",
-              choices: Array.from({ length: b.n ?? 1 }, (_, i) => ({ index: i, message: { role: "assistant", content: chatReplies[i % chatReplies.length] } })),
+              choices: Array.from({ length: b.n ?? 1 }, (_, i) => ({
+                index: i,
+                message: { role: "assistant", content: chatReplies[i % chatReplies.length] },
+              })),
             }),
           );
         }
@@ -239,29 +302,43 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
   });
   afterAll(() => new Promise<void>((r) => fake.close(() => r())));
 
-  it.each(["fake", "fake-vllm"])("scores each act label from the prompt log-probs (%s: echo, else prompt_logprobs), all labels in one request", async (model) => {
-    const s = new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), { model, protocol: "text" });
-    const d = states[1];
-    const p = await s.distribution([d]);
-    const { prompt, acts, continuations } = benchmarkModule("persuasion").lm!.actLabelPrompt(d, "text");
-    const text = (prompt as { text: string }).text;
-    const scores = continuations.map((c) =>
-      tokenize(text + c)
-        .filter((t) => t.at >= text.length)
-        .reduce((sum, t) => sum + tokenLp(t.tok, t.at), 0),
-    );
-    const z = scores.reduce((a, x) => a + Math.exp(x), 0);
-    acts.forEach((a, i) => expect(p[a]).toBeCloseTo(Math.exp(scores[i]) / z, 12));
-    expect(s.stats).toMatchObject({ requests: model === "fake" ? 1 : 2, logprobStates: 1 }); // vLLM's: echo tried once, then prompt_logprobs
-  });
+  it.each(["fake", "fake-vllm"])(
+    "scores each act label from the prompt log-probs (%s: echo, else prompt_logprobs), all labels in one request",
+    async (model) => {
+      const s = new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), {
+        model,
+        protocol: "text",
+      });
+      const d = states[1];
+      const p = await s.distribution([d]);
+      const { prompt, acts, continuations } = benchmarkModule("persuasion").lm!.actLabelPrompt(
+        d,
+        "text",
+      );
+      const text = (prompt as { text: string }).text;
+      const scores = continuations.map((c) =>
+        tokenize(text + c)
+          .filter((t) => t.at >= text.length)
+          .reduce((sum, t) => sum + tokenLp(t.tok, t.at), 0),
+      );
+      const z = scores.reduce((a, x) => a + Math.exp(x), 0);
+      acts.forEach((a, i) => expect(p[a]).toBeCloseTo(Math.exp(scores[i]) / z, 12));
+      expect(s.stats).toMatchObject({ requests: model === "fake" ? 1 : 2, logprobStates: 1 }); // vLLM's: echo tried once, then prompt_logprobs
+    },
+  );
 
   it("RemoteLanguageModel: the lm tier's LanguageModel over the same server (LmSimulator gives the same numbers)", async () => {
     const lm = new RemoteLanguageModel(new RemoteClient({ baseUrl: fakeUrl }), "fake");
     const d = states[0];
     const viaLm = await new LmSimulator(bench, lm, { promptStyle: "text" }).distribution([d]);
-    const viaRemote = await new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), { model: "fake", protocol: "text" }).distribution([d]);
+    const viaRemote = await new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), {
+      model: "fake",
+      protocol: "text",
+    }).distribution([d]);
     for (let a = 0; a < V; a++) expect(viaLm[a]).toBeCloseTo(viaRemote[a], 14);
-    await expect(lm.score({ chat: [{ role: "user", content: "x" }] }, ["a"])).rejects.toThrow(/needs the model's chat template/);
+    await expect(lm.score({ chat: [{ role: "user", content: "x" }] }, ["a"])).rejects.toThrow(
+      /needs the model's chat template/,
+    );
     chatReplies = ["Okay."];
     const g = await lm.generate({ chat: [{ role: "user", content: "x" }] }, { n: 2, seed: 1 });
     expect(g.map((x) => x.text)).toEqual(["Okay.", "Okay."]);
@@ -270,15 +347,30 @@ describe("RemoteSimulator with the text protocol (a fake vLLM-like server)", () 
   });
 
   it("classifies free-text replies: stated donations to the nearest amount, talk by its label's words", async () => {
-    const s = new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), { model: "fake", protocol: "text", scoring: "sample", samples: 4 });
-    chatReplies = ["Fine, I'll give $1.50 to them.", "Nothing from me, $0.", "Hmm, let me think about it.", "I can do $2."];
+    const s = new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), {
+      model: "fake",
+      protocol: "text",
+      scoring: "sample",
+      samples: 4,
+    });
+    chatReplies = [
+      "Fine, I'll give $1.50 to them.",
+      "Nothing from me, $0.",
+      "Hmm, let me think about it.",
+      "I can do $2.",
+    ];
     const decision = states[2];
     const p = await s.distribution([decision]);
     const amount = (n: string) => p[act(n)];
     expect([amount("$1.5"), amount("$0"), amount("$2")]).toEqual([1 / 3, 1 / 3, 1 / 3]); // the unmapped reply is not used
     expect(s.stats).toMatchObject({ replies: 4, unmapped: 1 });
     chatReplies = ["Money is tight for me right now, sorry.", "Blue whales are large."];
-    const t = new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), { model: "fake", protocol: "text", scoring: "sample", samples: 2 });
+    const t = new RemoteSimulator(bench, new RemoteClient({ baseUrl: fakeUrl }), {
+      model: "fake",
+      protocol: "text",
+      scoring: "sample",
+      samples: 2,
+    });
     const q = await t.distribution([states[0]]);
     expect(q[act("object-cost")]).toBe(1);
     expect(t.stats).toMatchObject({ replies: 2, unmapped: 1 });

@@ -10,7 +10,13 @@ import { Rng } from "../../src/engine/random";
 import { presetConfig } from "../../src/experiment/presets";
 import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
 import { NeuralSimulator } from "../../src/simulators/neural";
-import { select, VerbalizedSampling, verbalize, vsExponent, type VsSelection } from "../../src/simulators/vs";
+import {
+  select,
+  VerbalizedSampling,
+  verbalize,
+  vsExponent,
+  type VsSelection,
+} from "../../src/simulators/vs";
 import { randomCheckpoint } from "../engine/fixtures";
 import { maxZ } from "../stats-helpers";
 
@@ -35,7 +41,8 @@ function subsets(q: ArrayLike<number>): number[] {
   }
   return out;
 }
-const mass = (q: ArrayLike<number>, s: number) => Array.from(q).reduce((m, x, i) => (s & (1 << i) ? m + x : m), 0);
+const mass = (q: ArrayLike<number>, s: number) =>
+  Array.from(q).reduce((m, x, i) => (s & (1 << i) ? m + x : m), 0);
 const popcount = (s: number) => s.toString(2).replace(/0/g, "").length;
 
 /** P(the set of distinct acts among k i.i.d. draws is exactly S), by inclusion–exclusion. */
@@ -184,7 +191,10 @@ describe("select", () => {
 describe("vsExponent and VerbalizedSampling", () => {
   const bench = createPersuasion();
   const config = presetConfig("persuasion-smoke");
-  const ck = randomCheckpoint(modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "simulator"), 5);
+  const ck = randomCheckpoint(
+    modelConfig(bench, { d: 16, layers: 1, heads: 2, mlpRatio: 2 }, "simulator"),
+    5,
+  );
   const model = new Float64Backend().createModel(ck, modelOptions(bench, config));
   const GAMMA = 5;
   const base = new NeuralSimulator("aligned", bench, model, GAMMA, true);
@@ -199,9 +209,12 @@ describe("vsExponent and VerbalizedSampling", () => {
   });
 
   it("bad k or fidelity is a clear error", () => {
-    const make = (k: number, fidelity: number) => () => new VerbalizedSampling(bench, base, { k, selection: "random", fidelity });
-    for (const k of [0, -1, 2.5, NaN]) expect(make(k, 1)).toThrow(/vs\.k must be a positive integer/);
-    for (const f of [-0.1, 1.5, NaN]) expect(make(5, f)).toThrow(/vs\.fidelity must lie in \[0, 1\]/);
+    const make = (k: number, fidelity: number) => () =>
+      new VerbalizedSampling(bench, base, { k, selection: "random", fidelity });
+    for (const k of [0, -1, 2.5, NaN])
+      expect(make(k, 1)).toThrow(/vs\.k must be a positive integer/);
+    for (const f of [-0.1, 1.5, NaN])
+      expect(make(5, f)).toThrow(/vs\.fidelity must lie in \[0, 1\]/);
     expect(make(1, 0)).not.toThrow();
     expect(make(64, 1)().name).toContain("k=64");
   });
@@ -211,7 +224,9 @@ describe("vsExponent and VerbalizedSampling", () => {
     for (const fidelity of [0, 0.5, 1]) {
       const vs = new VerbalizedSampling(bench, base, { k: 5, selection: "random", fidelity });
       const q = await vs.distribution([d]);
-      expect(Array.from(q)).toEqual(Array.from(await base.distribution([d], undefined, vsExponent(GAMMA, fidelity))));
+      expect(Array.from(q)).toEqual(
+        Array.from(await base.distribution([d], undefined, vsExponent(GAMMA, fidelity))),
+      );
     }
     const vs = new VerbalizedSampling(bench, base, { k: 5, selection: "random", fidelity: 0.5 });
     const q = await vs.distribution([d]);
@@ -225,7 +240,8 @@ describe("vsExponent and VerbalizedSampling", () => {
     for (const a of replies) counts[a]++;
     expect(maxZ(counts, q)).toBeLessThan(4.5);
     // fidelity 1 is flatter than the collapsed simulator
-    const entropy = (p: Float64Array) => -Array.from(p).reduce((s, x) => (x > 0 ? s + x * Math.log(x) : s), 0);
+    const entropy = (p: Float64Array) =>
+      -Array.from(p).reduce((s, x) => (x > 0 ? s + x * Math.log(x) : s), 0);
     expect(entropy(q)).toBeGreaterThan(entropy(await base.distribution([d])));
   });
 

@@ -23,11 +23,16 @@ export interface BackendDecision {
 
 const CACHE_PREFIX = "collapse-lab:backend-bench:v1:";
 
-async function measure(backend: "webgpu" | "wasm", config: ModelConfig, rows: number): Promise<MicroBenchmark> {
+async function measure(
+  backend: "webgpu" | "wasm",
+  config: ModelConfig,
+  rows: number,
+): Promise<MicroBenchmark> {
   const { api, terminate } = spawnExperimentWorker();
   try {
     const info = await api.init(backend);
-    if (info.name !== backend) throw new Error(info.fallbackReason ?? `${backend} is not available`);
+    if (info.name !== backend)
+      throw new Error(info.fallbackReason ?? `${backend} is not available`);
     return await api.benchmark(config, rows);
   } finally {
     terminate();
@@ -42,15 +47,30 @@ export interface DecideOptions {
   storage?: Storage;
 }
 
-export async function decideBackend(requested: BackendChoice, config: ModelConfig, rows: number, options: DecideOptions = {}): Promise<BackendDecision> {
-  const { measure: measureNow = true, valid = () => true, storage = globalThis.localStorage } = options;
+export async function decideBackend(
+  requested: BackendChoice,
+  config: ModelConfig,
+  rows: number,
+  options: DecideOptions = {},
+): Promise<BackendDecision> {
+  const {
+    measure: measureNow = true,
+    valid = () => true,
+    storage = globalThis.localStorage,
+  } = options;
   if (requested === "wasm") return { requested, name: "wasm", reason: "wasm was chosen" };
   const found = await detectWebGPU();
   if (!("adapter" in found)) {
-    return { requested, name: "wasm", reason: `running on wasm: ${found.reason}`, notice: `No WebGPU here (${found.reason}); running on wasm.` };
+    return {
+      requested,
+      name: "wasm",
+      reason: `running on wasm: ${found.reason}`,
+      notice: `No WebGPU here (${found.reason}); running on wasm.`,
+    };
   }
   const adapter = found.adapter;
-  if (requested === "webgpu") return { requested, name: "webgpu", reason: "WebGPU was chosen", adapter };
+  if (requested === "webgpu")
+    return { requested, name: "webgpu", reason: "WebGPU was chosen", adapter };
 
   const key = `${CACHE_PREFIX}${adapter.vendor}/${adapter.architecture}/${adapter.isFallbackAdapter}/${JSON.stringify(config)}/${rows}`;
   let measured: BackendDecision["measured"];
@@ -65,7 +85,8 @@ export async function decideBackend(requested: BackendChoice, config: ModelConfi
       requested,
       name: "wasm",
       adapter,
-      reason: "running on wasm for now: WebGPU has not been measured against wasm on this device yet (that happens while the page is idle; later runs use the faster)",
+      reason:
+        "running on wasm for now: WebGPU has not been measured against wasm on this device yet (that happens while the page is idle; later runs use the faster)",
     };
   }
   if (!measured) {
@@ -73,7 +94,8 @@ export async function decideBackend(requested: BackendChoice, config: ModelConfi
       const wasm = await measureSpeed(config, rows, storage); // the page's speed estimate has usually measured it already
       const webgpu = await measure("webgpu", config, rows);
       measured = { webgpu: webgpu.msPerStep, wasm, cached: false };
-      if (valid()) storage?.setItem(key, JSON.stringify({ webgpu: measured.webgpu, wasm: measured.wasm }));
+      if (valid())
+        storage?.setItem(key, JSON.stringify({ webgpu: measured.webgpu, wasm: measured.wasm }));
     } catch (e) {
       return {
         requested,
@@ -86,7 +108,9 @@ export async function decideBackend(requested: BackendChoice, config: ModelConfi
   }
   const gpu = measured.webgpu < measured.wasm;
   const ratio = gpu ? measured.wasm / measured.webgpu : measured.webgpu / measured.wasm;
-  const what = adapter.isFallbackAdapter ? "a software WebGPU adapter" : `WebGPU (${adapter.vendor || "unknown vendor"})`;
+  const what = adapter.isFallbackAdapter
+    ? "a software WebGPU adapter"
+    : `WebGPU (${adapter.vendor || "unknown vendor"})`;
   return {
     requested,
     name: gpu ? "webgpu" : "wasm",
@@ -99,7 +123,11 @@ export async function decideBackend(requested: BackendChoice, config: ModelConfi
 const SPEED_PREFIX = "collapse-lab:speed:v1:";
 
 /** ms per micro-benchmark step on wasm for this model size, measured once per device in a worker and kept in storage. */
-export async function measureSpeed(config: ModelConfig, rows: number, storage: Storage | undefined = globalThis.localStorage): Promise<number> {
+export async function measureSpeed(
+  config: ModelConfig,
+  rows: number,
+  storage: Storage | undefined = globalThis.localStorage,
+): Promise<number> {
   const key = `${SPEED_PREFIX}${JSON.stringify(config)}/${rows}`;
   try {
     const hit = Number(storage?.getItem(key));

@@ -13,14 +13,25 @@ export interface RunEstimate {
 }
 
 /** null when the report has no micro-benchmark (recorded before it was kept) or the inputs are unusable. */
-export function estimateRun(report: RunReport, deviceMsPerStep: number, parallelism: number): RunEstimate | null {
+export function estimateRun(
+  report: RunReport,
+  deviceMsPerStep: number,
+  parallelism: number,
+): RunEstimate | null {
   const recorded = report.env.microBenchmark?.msPerStep;
   if (!recorded || !(recorded > 0) || !(deviceMsPerStep > 0)) return null;
   const units = report.conditions.length * report.config.seeds;
   const recordedWorkers = Math.max(1, Math.min(report.env.parallel, units));
   const workers = Math.max(1, Math.min(parallelism, units));
   const ms = report.timing.totalMs * (deviceMsPerStep / recorded) * (recordedWorkers / workers);
-  return { ms, deviceMsPerStep, recordedMsPerStep: recorded, recordedMs: report.timing.totalMs, recordedWorkers, workers };
+  return {
+    ms,
+    deviceMsPerStep,
+    recordedMsPerStep: recorded,
+    recordedMs: report.timing.totalMs,
+    recordedWorkers,
+    workers,
+  };
 }
 
 /** "about 40 s", "about 3 min". */

@@ -13,7 +13,12 @@ export function downloadBlob(blob: Blob, filename: string): void {
 }
 
 /** Rasterises an SVG string at twice its size (sharp on projectors and retina screens). */
-export async function svgToPng(svg: string, width: number, height: number, scale = 2): Promise<Blob> {
+export async function svgToPng(
+  svg: string,
+  width: number,
+  height: number,
+  scale = 2,
+): Promise<Blob> {
   const img = new Image();
   const url = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
   try {
@@ -25,7 +30,12 @@ export async function svgToPng(svg: string, width: number, height: number, scale
     const ctx = canvas.getContext("2d")!;
     ctx.scale(scale, scale);
     ctx.drawImage(img, 0, 0, width, height);
-    return await new Promise((resolve, reject) => canvas.toBlob((b) => (b ? resolve(b) : reject(new Error("PNG encoding failed"))), "image/png"));
+    return await new Promise((resolve, reject) =>
+      canvas.toBlob(
+        (b) => (b ? resolve(b) : reject(new Error("PNG encoding failed"))),
+        "image/png",
+      ),
+    );
   } finally {
     URL.revokeObjectURL(url);
   }

@@ -26,10 +26,12 @@ export interface LabBenchmark {
 }
 
 /** The benchmarks whose module has an lm part, in the registry's order; the first is the default. */
-export const LAB_BENCHMARKS: readonly { id: string; title: string }[] = BENCHMARK_IDS.flatMap((id) => {
-  const m = benchmarkModule(id);
-  return m.lm ? [{ id, title: m.title }] : [];
-});
+export const LAB_BENCHMARKS: readonly { id: string; title: string }[] = BENCHMARK_IDS.flatMap(
+  (id) => {
+    const m = benchmarkModule(id);
+    return m.lm ? [{ id, title: m.title }] : [];
+  },
+);
 export const LAB_BENCHMARK = LAB_BENCHMARKS[0].id;
 
 const labs = new Map<string, LabBenchmark>();
@@ -54,14 +56,19 @@ export const LM_STATES: readonly StateChoice[] = labBenchmark(LAB_BENCHMARK).lm.
 export function defaultState(benchmark: string): string {
   const { lm } = labBenchmark(benchmark);
   const card = lm.cards[0].id;
-  return (lm.states.find((s) => lm.decisionDue(labDialogue(card, s.id, benchmark))) ?? lm.states[0]).id;
+  return (lm.states.find((s) => lm.decisionDue(labDialogue(card, s.id, benchmark))) ?? lm.states[0])
+    .id;
 }
 
 export const DEFAULT_CARD = LM_CARDS[0].id;
 export const DEFAULT_STATE = defaultState(LAB_BENCHMARK);
 
 /** The dialogue of a preset state under a card. @throws on an unknown id or a state that is not the user's turn. */
-export function labDialogue(cardId: string, stateId: string, benchmark: string = LAB_BENCHMARK): Dialogue {
+export function labDialogue(
+  cardId: string,
+  stateId: string,
+  benchmark: string = LAB_BENCHMARK,
+): Dialogue {
   const { lm, bench, module } = labBenchmark(benchmark);
   const card = lm.cards.find((c) => c.id === cardId);
   const state = lm.states.find((s) => s.id === stateId);
@@ -73,6 +80,9 @@ export function labDialogue(cardId: string, stateId: string, benchmark: string =
     return i;
   };
   const d: Dialogue = { card: [...card.card], acts: state.acts.map(actId) };
-  if (bench.turn(d) !== "user") throw new Error(`LM lab: in state ${state.id} the ${module.roles.user.toLowerCase()} does not speak next`);
+  if (bench.turn(d) !== "user")
+    throw new Error(
+      `LM lab: in state ${state.id} the ${module.roles.user.toLowerCase()} does not speak next`,
+    );
   return d;
 }

@@ -6,12 +6,21 @@ import * as Comlink from "comlink";
 import type { LmWorkerApi } from "../../../workers/lm.worker";
 import type { LoadedInfo } from "../../lm/backend";
 import { wrapWorker, type WorkerHandle } from "./worker-handle";
-import type { ContinuationScore, EmbeddingModel, GenerateOptions, Generation, LanguageModel, LmPrompt } from "../../lm/types";
+import type {
+  ContinuationScore,
+  EmbeddingModel,
+  GenerateOptions,
+  Generation,
+  LanguageModel,
+  LmPrompt,
+} from "../../lm/types";
 
 export type LmWorkerHandle = WorkerHandle<LmWorkerApi>;
 
 export function spawnLmWorker(name = "collapse-lab lm"): LmWorkerHandle {
-  return wrapWorker(new Worker(new URL("../../../workers/lm.worker.ts", import.meta.url), { type: "module", name }));
+  return wrapWorker(
+    new Worker(new URL("../../../workers/lm.worker.ts", import.meta.url), { type: "module", name }),
+  );
 }
 
 let jobCounter = 0;
@@ -29,7 +38,11 @@ export class RemoteLanguageModel implements LanguageModel {
     this.id = info.id;
   }
 
-  async #withJob<T>(what: string, signal: AbortSignal | undefined, run: (jobId: string) => Promise<T>): Promise<T> {
+  async #withJob<T>(
+    what: string,
+    signal: AbortSignal | undefined,
+    run: (jobId: string) => Promise<T>,
+  ): Promise<T> {
     const jobId = nextJobId(what);
     const onAbort = () => void this.api.cancel(jobId);
     signal?.addEventListener("abort", onAbort);
@@ -41,13 +54,25 @@ export class RemoteLanguageModel implements LanguageModel {
   }
 
   /** `onToken` (progress: generation steps done in the worker) arrives asynchronously, one message per step. */
-  generate(prompt: LmPrompt, opts?: GenerateOptions, control: { signal?: AbortSignal; onToken?: (steps: number) => void } = {}): Promise<Generation[]> {
+  generate(
+    prompt: LmPrompt,
+    opts?: GenerateOptions,
+    control: { signal?: AbortSignal; onToken?: (steps: number) => void } = {},
+  ): Promise<Generation[]> {
     const onToken = control.onToken ? Comlink.proxy(control.onToken) : undefined;
-    return this.#withJob("generate", control.signal, (jobId) => this.api.generate(this.handle, prompt, opts, { jobId }, onToken));
+    return this.#withJob("generate", control.signal, (jobId) =>
+      this.api.generate(this.handle, prompt, opts, { jobId }, onToken),
+    );
   }
 
-  score(prompt: LmPrompt, continuations: string[], control: { signal?: AbortSignal } = {}): Promise<ContinuationScore[]> {
-    return this.#withJob("score", control.signal, (jobId) => this.api.score(this.handle, prompt, continuations, { jobId }));
+  score(
+    prompt: LmPrompt,
+    continuations: string[],
+    control: { signal?: AbortSignal } = {},
+  ): Promise<ContinuationScore[]> {
+    return this.#withJob("score", control.signal, (jobId) =>
+      this.api.score(this.handle, prompt, continuations, { jobId }),
+    );
   }
 
   unload(): Promise<void> {

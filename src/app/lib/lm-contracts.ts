@@ -1,7 +1,13 @@
 // The contract between the LM lab (state/lm.svelte.ts) and the places its models run: the LM
 // worker (lm-host.ts), an OpenAI-compatible server (lm-endpoint.ts) and the fakes of the tests.
 // Types only, so that each side imports this file and neither imports the other.
-import type { Device, DeviceRequest, LoadProgress, LoadedInfo, ModelSource } from "../../lm/backend";
+import type {
+  Device,
+  DeviceRequest,
+  LoadProgress,
+  LoadedInfo,
+  ModelSource,
+} from "../../lm/backend";
 import type { ControlledLanguageModel, GenerateControl } from "../../lm/sampling";
 import type { EmbeddingModel, GenerateOptions, Generation } from "../../lm/types";
 import type { Capabilities } from "../../remote/client";
@@ -40,7 +46,13 @@ export interface LabModelInfo extends Omit<LoadedInfo, "device"> {
 export interface LabLanguageModel extends ControlledLanguageModel {
   readonly info: LabModelInfo;
   /** For a model that reads act texts: replies to the dialogue itself (Direct, or VS with `vsK` candidates). */
-  generateActs?(bench: Benchmark, d: Dialogue, vsK: number | null, opts?: GenerateOptions, control?: GenerateControl): Promise<Generation[]>;
+  generateActs?(
+    bench: Benchmark,
+    d: Dialogue,
+    vsK: number | null,
+    opts?: GenerateOptions,
+    control?: GenerateControl,
+  ): Promise<Generation[]>;
   /** Requests sent to its server so far (endpoint models). */
   requestCount?(): number;
 }

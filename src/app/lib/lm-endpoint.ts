@@ -7,7 +7,12 @@
 // A model whose /v1/models entry carries `example_messages` reads act texts only (serve's
 // simulators): the lab then sends it the dialogue itself as act-text chat messages, and asks its
 // ":vs" twin for Verbalized Sampling, instead of the benchmark's free-text prompts.
-import { RemoteClient, describeCapabilities, type Capabilities, type ChatRequest } from "../../remote/client";
+import {
+  RemoteClient,
+  describeCapabilities,
+  type Capabilities,
+  type ChatRequest,
+} from "../../remote/client";
 import { RemoteError, remoteErrorKind } from "../../remote/errors";
 import { chatReplies, RemoteLanguageModel, type OnText } from "../../remote/remote-lm";
 import { dialogueMessages } from "../../simulators/act-text";
@@ -46,7 +51,13 @@ export class EndpointLanguageModel implements LabLanguageModel {
   ) {
     this.#lm = new RemoteLanguageModel(client, endpoint.model);
     this.id = this.#lm.id;
-    this.info = { id: this.id, device: "remote", contextLength: Infinity, hasChatTemplate: true, endpoint };
+    this.info = {
+      id: this.id,
+      device: "remote",
+      contextLength: Infinity,
+      hasChatTemplate: true,
+      endpoint,
+    };
   }
 
   /** Requests sent so far, retries included. */
@@ -62,11 +73,20 @@ export class EndpointLanguageModel implements LabLanguageModel {
    * `n` samples in one request where the server honours `n`, else one request per sample (seeds
    * seed, seed + 1, …); `onText` gets each sample's text as it streams in, by its place among the `n`.
    */
-  async #sampled(opts: GenerateOptions, onText: OnText | undefined, ask: (o: GenerateOptions, onText: OnText | undefined) => Promise<Generation[]>): Promise<Generation[]> {
+  async #sampled(
+    opts: GenerateOptions,
+    onText: OnText | undefined,
+    ask: (o: GenerateOptions, onText: OnText | undefined) => Promise<Generation[]>,
+  ): Promise<Generation[]> {
     const n = opts.n ?? 1;
     try {
       if (n === 1 || this.capabilities.n) return await ask(opts, onText);
-      const rows = await each(n, (i) => ask({ ...opts, n: 1, ...(opts.seed !== undefined ? { seed: opts.seed + i } : {}) }, onText && ((_, text) => onText(i, text))));
+      const rows = await each(n, (i) =>
+        ask(
+          { ...opts, n: 1, ...(opts.seed !== undefined ? { seed: opts.seed + i } : {}) },
+          onText && ((_, text) => onText(i, text)),
+        ),
+      );
       return rows.flat();
     } catch (e) {
       throw lmError(e);
@@ -74,12 +94,26 @@ export class EndpointLanguageModel implements LabLanguageModel {
   }
 
   /** `control.onText` streams the replies as they are written (chat prompts; the same replies as unstreamed). */
-  async generate(prompt: LmPrompt, opts: GenerateOptions = {}, control: { signal?: AbortSignal; onText?: OnText } = {}): Promise<Generation[]> {
-    if (this.endpoint.actTexts) throw new RemoteError("not-offered", `${this.id} reads act texts only (a collapse-lab serve simulator): it cannot answer the lab's free-text prompts`);
-    return this.#sampled(opts, control.onText, (o, onText) => this.#lm.generate(prompt, o, { signal: control.signal, onText }));
+  async generate(
+    prompt: LmPrompt,
+    opts: GenerateOptions = {},
+    control: { signal?: AbortSignal; onText?: OnText } = {},
+  ): Promise<Generation[]> {
+    if (this.endpoint.actTexts)
+      throw new RemoteError(
+        "not-offered",
+        `${this.id} reads act texts only (a collapse-lab serve simulator): it cannot answer the lab's free-text prompts`,
+      );
+    return this.#sampled(opts, control.onText, (o, onText) =>
+      this.#lm.generate(prompt, o, { signal: control.signal, onText }),
+    );
   }
 
-  async score(prompt: LmPrompt, continuations: string[], control: { signal?: AbortSignal } = {}): Promise<ContinuationScore[]> {
+  async score(
+    prompt: LmPrompt,
+    continuations: string[],
+    control: { signal?: AbortSignal } = {},
+  ): Promise<ContinuationScore[]> {
     try {
       return await this.#lm.score(prompt, continuations, control);
     } catch (e) {
@@ -91,7 +125,13 @@ export class EndpointLanguageModel implements LabLanguageModel {
    * A reply to the dialogue itself, for a model that reads act texts: Direct asks the model, VS
    * (`vsK` candidates) asks its ":vs" twin; the replies are act texts or the VS JSON.
    */
-  generateActs(bench: Benchmark, d: Dialogue, vsK: number | null, opts: GenerateOptions = {}, control: { signal?: AbortSignal; onText?: OnText } = {}): Promise<Generation[]> {
+  generateActs(
+    bench: Benchmark,
+    d: Dialogue,
+    vsK: number | null,
+    opts: GenerateOptions = {},
+    control: { signal?: AbortSignal; onText?: OnText } = {},
+  ): Promise<Generation[]> {
     const messages = dialogueMessages(bench, d, "user");
     return this.#sampled(opts, control.onText, async (o, onText) => {
       const req: ChatRequest & { vs_k?: number } = {
@@ -114,17 +154,37 @@ export class EndpointLanguageModel implements LabLanguageModel {
  * "model-not-found" error naming those that are), probes what it offers (at most five tiny
  * requests) and returns the model. Every failure is a RemoteError with a readable message.
  */
-export async function connectEndpoint(spec: EndpointSpec, signal?: AbortSignal): Promise<EndpointLanguageModel> {
+export async function connectEndpoint(
+  spec: EndpointSpec,
+  signal?: AbortSignal,
+): Promise<EndpointLanguageModel> {
   const model = spec.model.trim();
-  if (!model) throw new RemoteError("bad-request", "give the model's name as the server lists it (GET /v1/models)");
-  const client = new RemoteClient({ baseUrl: spec.baseUrl.trim(), apiKey: spec.apiKey || undefined, retries: 2 });
+  if (!model)
+    throw new RemoteError(
+      "bad-request",
+      "give the model's name as the server lists it (GET /v1/models)",
+    );
+  const client = new RemoteClient({
+    baseUrl: spec.baseUrl.trim(),
+    apiKey: spec.apiKey || undefined,
+    retries: 2,
+  });
   try {
     const listed = await client.models(signal);
     const entry = listed.find((m) => m.id === model);
-    const capabilities = await client.probe(model, { signal, ...(entry?.example_messages ? { messages: entry.example_messages } : {}) });
+    const capabilities = await client.probe(model, {
+      signal,
+      ...(entry?.example_messages ? { messages: entry.example_messages } : {}),
+    });
     const actTexts = !!entry?.example_messages;
     const summary = describeCapabilities(capabilities);
-    return new EndpointLanguageModel(client, { baseUrl: client.baseUrl, model, capabilities, actTexts, summary });
+    return new EndpointLanguageModel(client, {
+      baseUrl: client.baseUrl,
+      model,
+      capabilities,
+      actTexts,
+      summary,
+    });
   } catch (e) {
     throw lmError(e);
   }

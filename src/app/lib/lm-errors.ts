@@ -48,10 +48,17 @@ function unreachableHint(): string {
 /** A readable error, with the lm tier's and the remote tier's typed errors (also after a worker boundary) by kind. */
 export function describeError(e: unknown): LabError {
   const kind = lmErrorKind(e);
-  const message = e instanceof Error || (typeof e === "object" && e !== null && "message" in e) ? String((e as Error).message) : String(e);
+  const message =
+    e instanceof Error || (typeof e === "object" && e !== null && "message" in e)
+      ? String((e as Error).message)
+      : String(e);
   const remote = kind ? null : remoteErrorKind(e);
   if (remote && REMOTE_TITLES[remote])
-    return { kind: remote === "model-not-found" ? "model-not-found" : null, title: REMOTE_TITLES[remote]!, message: remote === "unreachable" ? message + unreachableHint() : message };
+    return {
+      kind: remote === "model-not-found" ? "model-not-found" : null,
+      title: REMOTE_TITLES[remote]!,
+      message: remote === "unreachable" ? message + unreachableHint() : message,
+    };
   return { kind, title: kind ? ERROR_TITLES[kind] : "Something went wrong", message };
 }
 
@@ -60,9 +67,16 @@ export function describeError(e: unknown): LabError {
  * single-page hosts do) turns a missing model file into "Unexpected token '<' … is not valid
  * JSON": say what that means for a local folder.
  */
-export function describeLoadError(e: unknown, src: { id: string; localModelPath?: string }): LabError {
+export function describeLoadError(
+  e: unknown,
+  src: { id: string; localModelPath?: string },
+): LabError {
   const err = describeError(e);
-  if (err.kind === null && src.localModelPath !== undefined && /unexpected token '?<|<!doctype|is not valid json/i.test(err.message)) {
+  if (
+    err.kind === null &&
+    src.localModelPath !== undefined &&
+    /unexpected token '?<|<!doctype|is not valid json/i.test(err.message)
+  ) {
     const path = src.localModelPath.endsWith("/") ? src.localModelPath : `${src.localModelPath}/`;
     return {
       kind: "model-not-found",

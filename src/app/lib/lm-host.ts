@@ -5,12 +5,25 @@
 // transformers.js is never imported here; the tiny test models are built in the page (a module
 // loaded only when they are picked) and handed to the worker in memory. Endpoint models (a server
 // over the OpenAI-compatible API) are called from the page itself: no worker is needed to wait on HTTP.
-import { Comlink, RemoteEmbeddingModel, RemoteLanguageModel, spawnLmWorker, type LmWorkerHandle } from "./lm-client";
+import {
+  Comlink,
+  RemoteEmbeddingModel,
+  RemoteLanguageModel,
+  spawnLmWorker,
+  type LmWorkerHandle,
+} from "./lm-client";
 import { LmCancelledError } from "../../lm/errors";
 import { detectWebGPU } from "../../engine/backends";
 import type { LoadProgress, ModelSource } from "../../lm/backend";
 import type { LoadedModel } from "../../lm/lm-service";
-import type { EndpointSpec, LabEmbeddingModel, LabLanguageModel, LmLabHost, LoadCall, ModelRole } from "./lm-contracts";
+import type {
+  EndpointSpec,
+  LabEmbeddingModel,
+  LabLanguageModel,
+  LmLabHost,
+  LoadCall,
+  ModelRole,
+} from "./lm-contracts";
 
 /** Tiny models' context: room for the longest VS prompt (≈1,000 byte-level tokens) and its reply. */
 const TINY_CONTEXT = 2048;
@@ -24,7 +37,15 @@ export class WorkerLmHost implements LmLabHost {
   }
 
   /** Runs one load in the worker; an abort terminates the worker and rejects at once. */
-  #load(src: ModelSource, call: LoadCall, run: (w: LmWorkerHandle, jobId: string, onProgress: (p: LoadProgress) => void) => Promise<LoadedModel>): Promise<{ w: LmWorkerHandle; loaded: LoadedModel }> {
+  #load(
+    src: ModelSource,
+    call: LoadCall,
+    run: (
+      w: LmWorkerHandle,
+      jobId: string,
+      onProgress: (p: LoadProgress) => void,
+    ) => Promise<LoadedModel>,
+  ): Promise<{ w: LmWorkerHandle; loaded: LoadedModel }> {
     const w = this.#worker();
     const jobId = `lab-load-${++this.#jobs}`;
     const progress = Comlink.proxy(call.onProgress);
@@ -42,12 +63,16 @@ export class WorkerLmHost implements LmLabHost {
   }
 
   async loadLanguageModel(src: ModelSource, call: LoadCall): Promise<LabLanguageModel> {
-    const { w, loaded } = await this.#load(src, call, (w, jobId, p) => w.api.loadLanguageModel(src, { device: call.device, jobId }, p));
+    const { w, loaded } = await this.#load(src, call, (w, jobId, p) =>
+      w.api.loadLanguageModel(src, { device: call.device, jobId }, p),
+    );
     return new RemoteLanguageModel(w.api, loaded.handle, loaded.info);
   }
 
   async loadEmbeddingModel(src: ModelSource, call: LoadCall): Promise<LabEmbeddingModel> {
-    const { w, loaded } = await this.#load(src, call, (w, jobId, p) => w.api.loadEmbeddingModel(src, { device: call.device, jobId }, p));
+    const { w, loaded } = await this.#load(src, call, (w, jobId, p) =>
+      w.api.loadEmbeddingModel(src, { device: call.device, jobId }, p),
+    );
     return new RemoteEmbeddingModel(w.api, loaded.handle, loaded.info);
   }
 
@@ -56,7 +81,10 @@ export class WorkerLmHost implements LmLabHost {
     return {
       instruct: { id: TINY_LM, files: makeTinyGpt2({ context: TINY_CONTEXT }).files },
       // a second random model, with no chat template, stands in for the base model
-      base: { id: `${TINY_LM}-base`, files: makeTinyGpt2({ seed: 2, context: TINY_CONTEXT, chatTemplate: false }).files },
+      base: {
+        id: `${TINY_LM}-base`,
+        files: makeTinyGpt2({ seed: 2, context: TINY_CONTEXT, chatTemplate: false }).files,
+      },
       embedder: { id: TINY_EMBEDDER, files: makeTinyBert().files },
     };
   }
@@ -66,7 +94,11 @@ export class WorkerLmHost implements LmLabHost {
     const found = await detectWebGPU();
     if (!("adapter" in found)) return null;
     const { vendor, architecture, isFallbackAdapter } = found.adapter;
-    if (!isFallbackAdapter && !/swiftshader|llvmpipe|lavapipe|software/i.test(`${vendor} ${architecture}`)) return null;
+    if (
+      !isFallbackAdapter &&
+      !/swiftshader|llvmpipe|lavapipe|software/i.test(`${vendor} ${architecture}`)
+    )
+      return null;
     return `This browser's WebGPU is a software renderer (${[vendor, architecture].filter(Boolean).join(" ") || "fallback adapter"}): models run many times slower on it than on wasm, which "auto" does not know. Choose wasm.`;
   }
 

@@ -21,17 +21,26 @@ export function sameUrl(a: string, b: string): boolean {
 }
 
 /** A key typed for another URL than `url`: it must be dropped before anything is sent there. */
-export const keyIsStale = (k: TypedKey, url: string): boolean => k.key !== "" && !sameUrl(k.url, url);
+export const keyIsStale = (k: TypedKey, url: string): boolean =>
+  k.key !== "" && !sameUrl(k.url, url);
 
 /** Why a role's key was just dropped, for the page. */
 export const droppedKeyNote = (role: EndpointRole): string =>
   `The ${role === "instruct" ? "simulator's" : "base model's"} API key was cleared: it was typed for another URL. Type it again for this server.`;
 
 /** Where a role's model is, with the key typed for that very URL (the base model on the simulator's server shares its key). */
-export function endpointSpecOf(role: EndpointRole, endpoints: Record<EndpointRole, { baseUrl: string; model: string }>, keys: Record<EndpointRole, TypedKey>): EndpointSpec {
+export function endpointSpecOf(
+  role: EndpointRole,
+  endpoints: Record<EndpointRole, { baseUrl: string; model: string }>,
+  keys: Record<EndpointRole, TypedKey>,
+): EndpointSpec {
   const own = endpoints[role];
-  const baseUrl = role === "base" && own.baseUrl.trim() === "" ? endpoints.instruct.baseUrl.trim() : own.baseUrl.trim();
-  const keyFor = (r: EndpointRole) => (keys[r].key && sameUrl(keys[r].url, baseUrl) ? keys[r].key : undefined);
+  const baseUrl =
+    role === "base" && own.baseUrl.trim() === ""
+      ? endpoints.instruct.baseUrl.trim()
+      : own.baseUrl.trim();
+  const keyFor = (r: EndpointRole) =>
+    keys[r].key && sameUrl(keys[r].url, baseUrl) ? keys[r].key : undefined;
   const apiKey = keyFor(role) ?? (role === "base" ? keyFor("instruct") : undefined);
   return { baseUrl, model: own.model.trim(), ...(apiKey ? { apiKey } : {}) };
 }

@@ -18,7 +18,12 @@ export interface Reading {
 /** At most this many characters of a person's text go into the prompt. */
 export const MAX_FREE_TEXT = 300;
 
-export async function readReply(lm: LanguageModel, bench: Benchmark, d: Dialogue, text: string): Promise<Reading> {
+export async function readReply(
+  lm: LanguageModel,
+  bench: Benchmark,
+  d: Dialogue,
+  text: string,
+): Promise<Reading> {
   const m = benchmarkModule(bench.id);
   if (!m.lm) throw new Error(`${m.title} has no prompts for real LMs`);
   const words = text.replace(/\s+/g, " ").trim().slice(0, MAX_FREE_TEXT);
@@ -28,11 +33,21 @@ export async function readReply(lm: LanguageModel, bench: Benchmark, d: Dialogue
   // a stated outcome on the benchmark's grid is taken as stated (what the LM lab reads from replies too)
   if (m.lm.decisionDue(d)) {
     const stated = m.lm.parseOutcome(words);
-    const act = stated === null ? -1 : acts.find((a) => m.lm!.parseOutcome(bench.acts[a].templates[0]) === stated);
-    if (act !== undefined && act >= 0) return { act, probs: acts.map((a) => ({ act: a, p: a === act ? 1 : 0 })).sort((x, y) => y.p - x.p), how: "stated" };
+    const act =
+      stated === null
+        ? -1
+        : acts.find((a) => m.lm!.parseOutcome(bench.acts[a].templates[0]) === stated);
+    if (act !== undefined && act >= 0)
+      return {
+        act,
+        probs: acts.map((a) => ({ act: a, p: a === act ? 1 : 0 })).sort((x, y) => y.p - x.p),
+        how: "stated",
+      };
   }
   const user = m.roles.user;
-  const framed = { text: `${prompt.text} ${words}\n(${user}'s reply in the study's standard wording:)\n${user}:` };
+  const framed = {
+    text: `${prompt.text} ${words}\n(${user}'s reply in the study's standard wording:)\n${user}:`,
+  };
   const scores = await lm.score(framed, continuations);
   const max = Math.max(...scores.map((s) => s.logprob));
   const w = scores.map((s) => Math.exp(s.logprob - max));

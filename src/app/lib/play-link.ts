@@ -24,24 +24,34 @@ export interface PlaySetup {
 export const MAX_DIALOGUES = 20;
 const ID = /^[A-Za-z0-9_-]{1,40}$/;
 
-export const runRefText = (r: RunRef) => (r.kind === "recorded" ? `recorded/${r.preset}` : `stored/${r.id}`);
+export const runRefText = (r: RunRef) =>
+  r.kind === "recorded" ? `recorded/${r.preset}` : `stored/${r.id}`;
 
 export function parseRunRef(s: string): RunRef | string {
   const [kind, rest] = [s.slice(0, s.indexOf("/")), s.slice(s.indexOf("/") + 1)];
-  if (kind === "recorded") return PRESETS.some((p) => p.id === rest) ? { kind, preset: rest } : `no preset "${rest}"`;
+  if (kind === "recorded")
+    return PRESETS.some((p) => p.id === rest) ? { kind, preset: rest } : `no preset "${rest}"`;
   if (kind === "stored") return ID.test(rest) ? { kind, id: rest } : `"${rest}" is not a run id`;
   return `"${s}" names no run (expected recorded/<preset> or stored/<id>)`;
 }
 
 /** `run:recorded/persuasion-smoke;conditions:base,single;scheme:blocks;dialogues:4;study:room-1` */
 export function formatPlaySetup(s: PlaySetup): string {
-  const parts = [`run:${runRefText(s.run)}`, `conditions:${s.conditions.join(",")}`, `scheme:${s.scheme}`, `dialogues:${s.dialogues}`];
+  const parts = [
+    `run:${runRefText(s.run)}`,
+    `conditions:${s.conditions.join(",")}`,
+    `scheme:${s.scheme}`,
+    `dialogues:${s.dialogues}`,
+  ];
   if (s.study) parts.push(`study:${s.study}`);
   return parts.join(";");
 }
 
 /** Reads a `play` parameter; what cannot be read is left at `fallback`'s value and named in `problems`. */
-export function parsePlaySetup(text: string, fallback: PlaySetup): { setup: PlaySetup; problems: string[] } {
+export function parsePlaySetup(
+  text: string,
+  fallback: PlaySetup,
+): { setup: PlaySetup; problems: string[] } {
   const setup: PlaySetup = { ...fallback, conditions: [...fallback.conditions] };
   const problems: string[] = [];
   for (const part of text.split(";").filter(Boolean)) {
@@ -57,7 +67,10 @@ export function parsePlaySetup(text: string, fallback: PlaySetup): { setup: Play
       case "conditions": {
         const names = value.split(",").filter(Boolean);
         const bad = names.filter((n) => !(CONDITIONS as readonly string[]).includes(n));
-        if (bad.length || names.length === 0) problems.push(`play link: conditions "${value}" — expected some of ${CONDITIONS.join(", ")}`);
+        if (bad.length || names.length === 0)
+          problems.push(
+            `play link: conditions "${value}" — expected some of ${CONDITIONS.join(", ")}`,
+          );
         else setup.conditions = CONDITIONS.filter((c) => names.includes(c));
         break;
       }
@@ -68,12 +81,16 @@ export function parsePlaySetup(text: string, fallback: PlaySetup): { setup: Play
       case "dialogues": {
         const n = Number(value);
         if (/^\d+$/.test(value) && n >= 1 && n <= MAX_DIALOGUES) setup.dialogues = n;
-        else problems.push(`play link: dialogues "${value}" — expected a whole number from 1 to ${MAX_DIALOGUES}`);
+        else
+          problems.push(
+            `play link: dialogues "${value}" — expected a whole number from 1 to ${MAX_DIALOGUES}`,
+          );
         break;
       }
       case "study":
         if (ID.test(value)) setup.study = value;
-        else problems.push(`play link: study "${value}" — letters, digits, - and _ only (at most 40)`);
+        else
+          problems.push(`play link: study "${value}" — letters, digits, - and _ only (at most 40)`);
         break;
       default:
         problems.push(`play link: unknown setting "${key}"; ignored`);

@@ -25,43 +25,64 @@ export interface PolicySource {
 /** Identifies the run a play record was made against: its config and backend (merged files must agree). */
 export function runKey(report: RunReport): string {
   const backend = report.env.backend.split(" ")[0]; // "wasm (started on webgpu)" trained on wasm's numbers from there on
-  return bytesToHex(sha256(new TextEncoder().encode(canonicalJson({ config: report.config, backend })))).slice(0, 32);
+  return bytesToHex(
+    sha256(new TextEncoder().encode(canonicalJson({ config: report.config, backend }))),
+  ).slice(0, 32);
 }
 
 async function fetchBytes(url: URL, fetchFn: typeof fetch): Promise<Uint8Array | undefined> {
   const res = await fetchFn(url.href);
   // a static host (and Vite's dev server) may answer a missing file with the app's page
-  if (res.status === 404 || res.headers.get("content-type")?.includes("text/html")) return undefined;
+  if (res.status === 404 || res.headers.get("content-type")?.includes("text/html"))
+    return undefined;
   if (!res.ok) throw new Error(`HTTP ${res.status}`);
   return new Uint8Array(await res.arrayBuffer());
 }
 
 /** Whether a recording has policies beside it (its index.json is there); for picking a default run. */
-export async function hasRecordedPolicies(preset: string, fetchFn: typeof fetch = fetch, base: string = document.baseURI): Promise<boolean> {
-  return (await fetchBytes(new URL(`recorded/${preset}.policies/index.json`, base), fetchFn).catch(() => undefined)) !== undefined;
+export async function hasRecordedPolicies(
+  preset: string,
+  fetchFn: typeof fetch = fetch,
+  base: string = document.baseURI,
+): Promise<boolean> {
+  return (
+    (await fetchBytes(new URL(`recorded/${preset}.policies/index.json`, base), fetchFn).catch(
+      () => undefined,
+    )) !== undefined
+  );
 }
 
 /** The policies shipped beside a recording, or the reason there are none to play. */
-export async function recordedPolicies(preset: string, report: RunReport, fetchFn: typeof fetch = fetch, base: string = document.baseURI): Promise<PolicySource | string> {
+export async function recordedPolicies(
+  preset: string,
+  report: RunReport,
+  fetchFn: typeof fetch = fetch,
+  base: string = document.baseURI,
+): Promise<PolicySource | string> {
   const root = new URL(`recorded/${preset}.policies/`, base);
   let index: PoliciesIndex;
   try {
     const bytes = await fetchBytes(new URL("index.json", root), fetchFn);
-    if (!bytes) return `The recording of ${preset} has no trained policies yet: record it again with bash scripts/record-presets.sh ${preset} (it writes them), or play a run of your own.`;
+    if (!bytes)
+      return `The recording of ${preset} has no trained policies yet: record it again with bash scripts/record-presets.sh ${preset} (it writes them), or play a run of your own.`;
     index = parsePoliciesIndex(new TextDecoder().decode(bytes));
   } catch (e) {
     return `The policies of the ${preset} recording could not be read (recorded/${preset}.policies/index.json: ${(e as Error).message}).`;
   }
   const backend = index.backend;
   const shape = modelConfig(benchmarkFor(report.config), report.config.policy.model, "policy");
-  const trained = new Set(report.conditions.flatMap((c) => c.seeds.map((s) => `${c.id}:${s.seed}`)));
+  const trained = new Set(
+    report.conditions.flatMap((c) => c.seeds.map((s) => `${c.id}:${s.seed}`)),
+  );
   const entries = index.policies.filter((p) => trained.has(`${p.condition}:${p.seed}`));
-  if (entries.length === 0) return `The policies beside the ${preset} recording are not this recording's conditions and seeds: record it again.`;
+  if (entries.length === 0)
+    return `The policies beside the ${preset} recording are not this recording's conditions and seeds: record it again.`;
   return {
     available: entries.map(({ condition, seed }) => ({ condition, seed })),
     async load(condition, seed) {
       const entry = entries.find((p) => p.condition === condition && p.seed === seed);
-      if (!entry) throw new Error(`no ${condition} policy of seed ${seed} in recorded/${preset}.policies/`);
+      if (!entry)
+        throw new Error(`no ${condition} policy of seed ${seed} in recorded/${preset}.policies/`);
       const where = `recorded/${preset}.policies/${entry.file}`;
       const bytes = await fetchBytes(new URL(entry.file, root), fetchFn).catch((e: Error) => {
         throw new Error(`${where}: ${e.message}`);
@@ -77,7 +98,11 @@ export async function recordedPolicies(preset: string, report: RunReport, fetchF
 }
 
 /** The policies a run made in this browser kept with its finished tasks, or the reason there are none. */
-export async function storedPolicies(store: Pick<RunStore, "taskCache">, runId: string, report: RunReport): Promise<PolicySource | string> {
+export async function storedPolicies(
+  store: Pick<RunStore, "taskCache">,
+  runId: string,
+  report: RunReport,
+): Promise<PolicySource | string> {
   const cache = store.taskCache(runId);
   const found = new Map<string, Checkpoint>();
   for (const c of report.conditions) {
@@ -86,9 +111,13 @@ export async function storedPolicies(store: Pick<RunStore, "taskCache">, runId: 
       if (unit?.finalPolicy) found.set(`${c.id}:${s.seed}`, unit.finalPolicy);
     }
   }
-  if (found.size === 0) return "This run kept no trained policies (runs made before the Play page, and imported runs, have none): run it again here, or play a recording.";
+  if (found.size === 0)
+    return "This run kept no trained policies (runs made before the Play page, and imported runs, have none): run it again here, or play a recording.";
   return {
-    available: [...found.keys()].map((k) => ({ condition: k.split(":")[0] as ConditionId, seed: Number(k.split(":")[1]) })),
+    available: [...found.keys()].map((k) => ({
+      condition: k.split(":")[0] as ConditionId,
+      seed: Number(k.split(":")[1]),
+    })),
     async load(condition, seed) {
       const ck = found.get(`${condition}:${seed}`);
       if (!ck) throw new Error(`this run kept no ${condition} policy of seed ${seed}`);

@@ -24,7 +24,11 @@ const RecordSchema = z.strictObject({
   condition: z.enum(CONDITIONS),
   seed: z.number().int(),
   sessionSeed: z.number().int(),
-  persona: z.strictObject({ source: z.enum(["own", "drawn"]), card: z.array(z.string().max(80)).max(16), type: z.string().max(80).nullable() }),
+  persona: z.strictObject({
+    source: z.enum(["own", "drawn"]),
+    card: z.array(z.string().max(80)).max(16),
+    type: z.string().max(80).nullable(),
+  }),
   acts: z.array(z.string().max(80)).min(1).max(64), // act names, in order
   outcome: z.number().finite().min(0).max(1e6), // the decision as a number (a donation in $)
   success: z.boolean(),
@@ -64,23 +68,36 @@ export function parsePlayFile(text: string): PlayFile {
   } catch (e) {
     throw new PlayFileError(`not JSON (${(e as Error).message.split("\n")[0]})`);
   }
-  if (typeof data !== "object" || data === null || Array.isArray(data)) throw new PlayFileError("not a Play results file: expected a JSON object");
+  if (typeof data !== "object" || data === null || Array.isArray(data))
+    throw new PlayFileError("not a Play results file: expected a JSON object");
   const { format, schema } = data as { format?: unknown; schema?: unknown };
   if (format !== PLAY_FORMAT) {
-    if (schema === "collapse-lab/run-report@1") throw new PlayFileError("not a Play results file: this is a RunReport (open it on the Runs page)");
-    const found = format === undefined ? 'it has no "format"' : `"format" is ${JSON.stringify(format)?.slice(0, 60)}`;
+    if (schema === "collapse-lab/run-report@1")
+      throw new PlayFileError(
+        "not a Play results file: this is a RunReport (open it on the Runs page)",
+      );
+    const found =
+      format === undefined
+        ? 'it has no "format"'
+        : `"format" is ${JSON.stringify(format)?.slice(0, 60)}`;
     throw new PlayFileError(`not a Play results file: ${found}, expected "${PLAY_FORMAT}"`);
   }
   const r = FileSchema.safeParse(data);
   if (!r.success) {
     const i = r.error.issues[0];
-    throw new PlayFileError(`malformed — ${i.path.join(".") || "(top)"}: ${i.message.split("\n")[0]}`);
+    throw new PlayFileError(
+      `malformed — ${i.path.join(".") || "(top)"}: ${i.message.split("\n")[0]}`,
+    );
   }
   const seen = new Set<string>();
   for (const [j, rec] of r.data.records.entries()) {
-    if (seen.has(rec.id)) throw new PlayFileError(`malformed — records.${j}: dialogue ${rec.id} appears twice`);
+    if (seen.has(rec.id))
+      throw new PlayFileError(`malformed — records.${j}: dialogue ${rec.id} appears twice`);
     seen.add(rec.id);
-    if (rec.runKey !== r.data.records[0].runKey) throw new PlayFileError(`malformed — records.${j} was played against another run than records.0`);
+    if (rec.runKey !== r.data.records[0].runKey)
+      throw new PlayFileError(
+        `malformed — records.${j} was played against another run than records.0`,
+      );
   }
   return r.data;
 }
@@ -100,7 +117,10 @@ export const EMPTY_MERGE: MergedSet = { runKey: null, run: null, records: [], fi
  * named and skipped; dialogues already in the set (the same file twice, a player's two exports)
  * are counted once. Returns a new set; `set` is never changed.
  */
-export function mergeFiles(set: MergedSet, files: { name: string; text: string }[]): { set: MergedSet; messages: string[]; problems: string[] } {
+export function mergeFiles(
+  set: MergedSet,
+  files: { name: string; text: string }[],
+): { set: MergedSet; messages: string[]; problems: string[] } {
   const next: MergedSet = { ...set, records: [...set.records], files: [...set.files] };
   const ids = new Set(next.records.map((r) => r.id));
   const messages: string[] = [];
@@ -119,7 +139,9 @@ export function mergeFiles(set: MergedSet, files: { name: string; text: string }
       continue;
     }
     if (next.runKey !== null && first.runKey !== next.runKey) {
-      problems.push(`${f.name}: played against another run (${first.run}, config ${first.runKey.slice(0, 8)}) than the merged files (${next.run}, config ${next.runKey.slice(0, 8)}) — skipped`);
+      problems.push(
+        `${f.name}: played against another run (${first.run}, config ${first.runKey.slice(0, 8)}) than the merged files (${next.run}, config ${next.runKey.slice(0, 8)}) — skipped`,
+      );
       continue;
     }
     const fresh = parsed.records.filter((r) => !ids.has(r.id));
@@ -129,7 +151,9 @@ export function mergeFiles(set: MergedSet, files: { name: string; text: string }
     next.run ??= first.run;
     next.records.push(...fresh);
     if (fresh.length) next.files.push({ name: f.name, dialogues: fresh.length });
-    messages.push(`${f.name}: ${fresh.length} dialogue${fresh.length === 1 ? "" : "s"} added${dup ? `, ${dup} already merged (duplicates) left out` : ""}`);
+    messages.push(
+      `${f.name}: ${fresh.length} dialogue${fresh.length === 1 ? "" : "s"} added${dup ? `, ${dup} already merged (duplicates) left out` : ""}`,
+    );
   }
   return { set: next, messages, problems };
 }
@@ -143,7 +167,10 @@ export interface ConditionResult {
 }
 
 /** Per condition: success with a 95 % Student-t interval over dialogues (cut at [0, 1]), mean outcome, dialogues, players. */
-export function summariseRecords(records: readonly PlayRecord[], conditions: readonly ConditionId[]): ConditionResult[] {
+export function summariseRecords(
+  records: readonly PlayRecord[],
+  conditions: readonly ConditionId[],
+): ConditionResult[] {
   return conditions.map((condition) => {
     const rs = records.filter((r) => r.condition === condition);
     const n = rs.length;
@@ -164,15 +191,40 @@ export function summariseRecords(records: readonly PlayRecord[], conditions: rea
 }
 
 /** The run's own numbers with its simulated humans, per condition: success over seeds (the report's interval) and the mean outcome of its sample dialogues with them. */
-export function simulatedHumans(report: RunReport): Map<ConditionId, { success: { mean: number; lo: number; hi: number }; seeds: number; outcome: number | null; samples: number }> {
+export function simulatedHumans(report: RunReport): Map<
+  ConditionId,
+  {
+    success: { mean: number; lo: number; hi: number };
+    seeds: number;
+    outcome: number | null;
+    samples: number;
+  }
+> {
   const bench = benchmarkFor(report.config);
   const m = benchmarkModule(report.config.benchmark);
-  const out = new Map<ConditionId, { success: { mean: number; lo: number; hi: number }; seeds: number; outcome: number | null; samples: number }>();
+  const out = new Map<
+    ConditionId,
+    {
+      success: { mean: number; lo: number; hi: number };
+      seeds: number;
+      outcome: number | null;
+      samples: number;
+    }
+  >();
   for (const c of report.conditions) {
     const outcomes = c.seeds
       .flatMap((s) => s.samples ?? [])
       .filter((d) => d.opponent === "humans")
-      .map((d) => m.lm?.parseOutcome(m.outcome(bench, { card: d.card, acts: d.acts, ...(d.hidden ? { hidden: d.hidden } : {}) })) ?? null)
+      .map(
+        (d) =>
+          m.lm?.parseOutcome(
+            m.outcome(bench, {
+              card: d.card,
+              acts: d.acts,
+              ...(d.hidden ? { hidden: d.hidden } : {}),
+            }),
+          ) ?? null,
+      )
       .filter((x): x is number => x !== null);
     out.set(c.id, {
       success: c.summary.humanSuccess,

@@ -35,11 +35,16 @@ export interface TranscriptLine {
  */
 export function transcript(bench: Benchmark, d: Dialogue, sessionSeed: number): TranscriptLine[] {
   const lines = bench.render(d, Rng.seed(sessionSeed ^ 0x5bd1e995));
-  return lines.map((l, i) => (l.speaker === "user" ? { ...l, text: bench.acts[d.acts[i]].templates[0] } : l));
+  return lines.map((l, i) =>
+    l.speaker === "user" ? { ...l, text: bench.acts[d.acts[i]].templates[0] } : l,
+  );
 }
 
 /** The transcript of a stored record (acts and card by name); null when a name is not in this benchmark. */
-export function recordTranscript(bench: Benchmark, record: { acts: string[]; persona: { card: string[] }; sessionSeed: number }): TranscriptLine[] | null {
+export function recordTranscript(
+  bench: Benchmark,
+  record: { acts: string[]; persona: { card: string[] }; sessionSeed: number },
+): TranscriptLine[] | null {
   const id = (name: string) => bench.acts.findIndex((a) => a.name === name);
   const acts = record.acts.map(id);
   const card = record.persona.card.map(id);
@@ -66,8 +71,15 @@ export function playable(benchmark: string): boolean {
 }
 
 /** The policy as an engine model of one row on the reference engine. */
-export function policyModel(bench: Benchmark, config: ExperimentConfig, checkpoint: Checkpoint): EngineModel {
-  return new Float64Backend().createModel(checkpoint, { ...modelOptions(bench, config), capacity: 1 });
+export function policyModel(
+  bench: Benchmark,
+  config: ExperimentConfig,
+  checkpoint: Checkpoint,
+): EngineModel {
+  return new Float64Backend().createModel(checkpoint, {
+    ...modelOptions(bench, config),
+    capacity: 1,
+  });
 }
 
 export class PlayDialogue {
@@ -92,7 +104,9 @@ export class PlayDialogue {
   /** The policy's next act, drawn and appended; only at the agent's turn. */
   async agentMove(): Promise<number> {
     if (this.turn !== "agent") throw new Error(`not the persuader's turn (${this.turn})`);
-    const lp = await nextActLogprobs(this.bench, this.policy, [this.dialogue], "policy", { temperature: this.temperature });
+    const lp = await nextActLogprobs(this.bench, this.policy, [this.dialogue], "policy", {
+      temperature: this.temperature,
+    });
     const act = drawFromLogprobs(lp, 1, this.bench.acts.length, this.#rng).tokens[0];
     this.dialogue.acts.push(act);
     return act;
@@ -102,16 +116,23 @@ export class PlayDialogue {
   options(): ReplyOption[] {
     if (this.turn !== "user") return [];
     const cls = this.bench.maskClasses[this.bench.userClass(this.dialogue)];
-    return cls.allowed.map((act) => ({ act, name: this.bench.acts[act].name, text: this.bench.acts[act].templates[0] }));
+    return cls.allowed.map((act) => ({
+      act,
+      name: this.bench.acts[act].name,
+      text: this.bench.acts[act].templates[0],
+    }));
   }
 
   /** True when the person's next reply ends the dialogue with their decision. */
   get decisionDue(): boolean {
-    return this.turn === "user" && this.options().every((o) => this.bench.acts[o.act].kind === "outcome");
+    return (
+      this.turn === "user" && this.options().every((o) => this.bench.acts[o.act].kind === "outcome")
+    );
   }
 
   choose(act: number): void {
-    if (!this.options().some((o) => o.act === act)) throw new Error(`act ${act} is not a reply allowed now`);
+    if (!this.options().some((o) => o.act === act))
+      throw new Error(`act ${act} is not a reply allowed now`);
     this.dialogue.acts.push(act);
   }
 
@@ -128,12 +149,24 @@ export class PlayDialogue {
   result(): { outcome: number; words: string; reward: number; success: boolean } {
     const m = benchmarkModule(this.bench.id);
     const words = m.outcome(this.bench, this.dialogue);
-    return { outcome: m.lm?.parseOutcome(words) ?? NaN, words, reward: this.bench.reward(this.dialogue), success: this.bench.success(this.dialogue) };
+    return {
+      outcome: m.lm?.parseOutcome(words) ?? NaN,
+      words,
+      reward: this.bench.reward(this.dialogue),
+      success: this.bench.success(this.dialogue),
+    };
   }
 }
 
 /** Plays a dialogue again from its record: the same policy, session seed and user replies give the same persuader acts. */
-export async function replay(bench: Benchmark, policy: EngineModel, temperature: number, sessionSeed: number, card: number[], acts: number[]): Promise<number[]> {
+export async function replay(
+  bench: Benchmark,
+  policy: EngineModel,
+  temperature: number,
+  sessionSeed: number,
+  card: number[],
+  acts: number[],
+): Promise<number[]> {
   const d = new PlayDialogue(bench, policy, temperature, sessionSeed, card);
   for (let i = 0; !d.done;) {
     if (d.turn === "agent") await d.agentMove();

@@ -12,10 +12,28 @@ import { PRESETS } from "../../experiment/presets";
 import { fetchRecording } from "./recordings";
 import type { RunStore } from "./run-store";
 import { assign, hashSeed, type Assignment } from "./play-assign";
-import { formatPlaySetup, parsePlaySetup, runRefText, type PlaySetup, type RunRef } from "./play-link";
-import { hasRecordedPolicies, recordedPolicies, runKey, storedPolicies, type PolicySource } from "./play-policies";
+import {
+  formatPlaySetup,
+  parsePlaySetup,
+  runRefText,
+  type PlaySetup,
+  type RunRef,
+} from "./play-link";
+import {
+  hasRecordedPolicies,
+  recordedPolicies,
+  runKey,
+  storedPolicies,
+  type PolicySource,
+} from "./play-policies";
 import { EMPTY_MERGE, mergeFiles, randomId, type MergedSet, type PlayRecord } from "./play-results";
-import { playable, PlayDialogue, policyModel, type ReplyOption, type TranscriptLine } from "./play-session";
+import {
+  playable,
+  PlayDialogue,
+  policyModel,
+  type ReplyOption,
+  type TranscriptLine,
+} from "./play-session";
 import type { PlayStore } from "./play-store";
 import { MAX_FREE_TEXT, readReply, type Reading } from "./play-freetext";
 import type { LanguageModel } from "../../lm/types";
@@ -39,7 +57,13 @@ export interface Persona {
 export type Phase = "setup" | "playing" | "revealed";
 
 export const PLAYABLE_PRESETS = PRESETS.filter((p) => playable(p.benchmark));
-export const DEFAULT_SETUP: PlaySetup = { run: { kind: "recorded", preset: "persuasion-smoke" }, conditions: [], scheme: "blocks", dialogues: 4, study: null };
+export const DEFAULT_SETUP: PlaySetup = {
+  run: { kind: "recorded", preset: "persuasion-smoke" },
+  conditions: [],
+  scheme: "blocks",
+  dialogues: 4,
+  study: null,
+};
 
 export interface Reveal {
   record: PlayRecord;
@@ -85,7 +109,9 @@ export class PlayState {
 
   constructor(readonly deps: PlayDeps) {}
 
-  readonly bench = $derived<Benchmark | null>(this.report ? benchmarkFor(this.report.config) : null);
+  readonly bench = $derived<Benchmark | null>(
+    this.report ? benchmarkFor(this.report.config) : null,
+  );
   readonly key = $derived(this.report ? runKey(this.report) : null);
   /** The conditions this run has policies for, in the run's order. */
   readonly playableConditions = $derived.by<ConditionId[]>(() => {
@@ -93,9 +119,15 @@ export class PlayState {
     return this.report ? this.report.config.conditions.filter((c) => have.has(c)) : [];
   });
   /** The conditions the next dialogue is drawn from: the setup's, where the run has them. */
-  readonly conditions = $derived(this.setup.conditions.filter((c) => this.playableConditions.includes(c)));
+  readonly conditions = $derived(
+    this.setup.conditions.filter((c) => this.playableConditions.includes(c)),
+  );
   /** This browser's dialogues in the current run and study. */
-  readonly mine = $derived(this.records.filter((r) => r.runKey === this.key && r.study === this.setup.study && r.player === this.player));
+  readonly mine = $derived(
+    this.records.filter(
+      (r) => r.runKey === this.key && r.study === this.setup.study && r.player === this.player,
+    ),
+  );
 
   /** Reads the `play` URL parameter (a class study link locks the settings it names). */
   async open(play: string | undefined): Promise<void> {
@@ -107,7 +139,9 @@ export class PlayState {
     } else {
       // the most trained recording that has its policies: quick, then the paper's, then smoke
       const order = ["quick", "paper", "smoke"];
-      for (const p of [...PLAYABLE_PRESETS].sort((a, b) => order.indexOf(a.scale) - order.indexOf(b.scale))) {
+      for (const p of [...PLAYABLE_PRESETS].sort(
+        (a, b) => order.indexOf(a.scale) - order.indexOf(b.scale),
+      )) {
         if (await hasRecordedPolicies(p.id, this.deps.fetch ?? fetch, this.deps.base)) {
           this.setup = { ...this.setup, run: { kind: "recorded", preset: p.id } };
           break;
@@ -115,17 +149,26 @@ export class PlayState {
       }
     }
     try {
-      const [player, records, merged] = await Promise.all([this.deps.results.player(), this.deps.results.records(), this.deps.results.merged()]);
+      const [player, records, merged] = await Promise.all([
+        this.deps.results.player(),
+        this.deps.results.records(),
+        this.deps.results.merged(),
+      ]);
       this.player = player;
       this.records = records;
       this.merged = merged;
     } catch (e) {
       // without IndexedDB (a private window may refuse it) dialogues are played but not kept
       this.player ||= randomId(10);
-      this.problems = [...this.problems, `Results cannot be kept in this browser (${(e as Error).message}); export them before you leave the page.`];
+      this.problems = [
+        ...this.problems,
+        `Results cannot be kept in this browser (${(e as Error).message}); export them before you leave the page.`,
+      ];
     }
     const runs = (await this.deps.runs?.list()) ?? [];
-    this.storedRuns = runs.filter((r) => r.report && playable(r.report.config.benchmark)).map((r) => ({ id: r.id, title: r.title }));
+    this.storedRuns = runs
+      .filter((r) => r.report && playable(r.report.config.benchmark))
+      .map((r) => ({ id: r.id, title: r.title }));
     await this.loadRun(this.setup.run);
   }
 
@@ -148,26 +191,43 @@ export class PlayState {
       if (run.kind === "recorded") {
         report = await fetchRecording(run.preset, this.deps.fetch ?? fetch);
         if (!report) throw new Error(`There is no recording of ${run.preset}.`);
-        policies = playable(report.config.benchmark) ? await recordedPolicies(run.preset, report, this.deps.fetch ?? fetch, this.deps.base) : "";
+        policies = playable(report.config.benchmark)
+          ? await recordedPolicies(run.preset, report, this.deps.fetch ?? fetch, this.deps.base)
+          : "";
       } else {
         const stored = await this.deps.runs?.get(run.id);
         report = stored?.report ?? null;
-        if (!report) throw new Error(`The run ${run.id} is not stored in this browser (a class study link needs a recording, which every browser has).`);
-        policies = playable(report.config.benchmark) ? await storedPolicies(this.deps.runs!, run.id, report) : "";
+        if (!report)
+          throw new Error(
+            `The run ${run.id} is not stored in this browser (a class study link needs a recording, which every browser has).`,
+          );
+        policies = playable(report.config.benchmark)
+          ? await storedPolicies(this.deps.runs!, run.id, report)
+          : "";
       }
       if (token !== this.#load) return;
       this.report = report;
       if (!playable(report.config.benchmark))
-        throw new Error(`A person cannot play this run here: ${benchmarkModule(report.config.benchmark).title} has moves or hidden state of its own that replies alone do not cover.`);
+        throw new Error(
+          `A person cannot play this run here: ${benchmarkModule(report.config.benchmark).title} has moves or hidden state of its own that replies alone do not cover.`,
+        );
       if (typeof policies === "string") throw new Error(policies);
       this.policies = policies;
       // every policy is fetched now, before any dialogue: which file a dialogue loads would show
       // its condition in the browser's network panel
-      this.#checkpoints = new Map(policies.available.map(({ condition, seed }) => [`${condition}:${seed}`, policies.load(condition, seed)]));
+      this.#checkpoints = new Map(
+        policies.available.map(({ condition, seed }) => [
+          `${condition}:${seed}`,
+          policies.load(condition, seed),
+        ]),
+      );
       for (const p of this.#checkpoints.values()) p.catch(() => undefined); // reported when a dialogue needs it
       if (this.setup.conditions.length === 0 || !this.locked) {
         const keep = this.setup.conditions.filter((c) => this.playableConditions.includes(c));
-        this.setup = { ...this.setup, conditions: narrowed && keep.length ? keep : [...this.playableConditions] };
+        this.setup = {
+          ...this.setup,
+          conditions: narrowed && keep.length ? keep : [...this.playableConditions],
+        };
       }
       if (this.bench && this.persona.card.length === 0) this.drawPersona();
     } catch (e) {
@@ -185,7 +245,11 @@ export class PlayState {
   /** A person drawn from the population, seeded by the player and the dialogue (reproducible). */
   drawPersona(): void {
     if (!this.bench) return;
-    const p = this.bench.humans.sample(Rng.seed(hashSeed(this.setup.study ?? "solo", this.player, "persona", this.nextIndex, Date.now())));
+    const p = this.bench.humans.sample(
+      Rng.seed(
+        hashSeed(this.setup.study ?? "solo", this.player, "persona", this.nextIndex, Date.now()),
+      ),
+    );
     this.persona = { source: "drawn", card: [...p.card], type: p.type };
   }
 
@@ -193,29 +257,57 @@ export class PlayState {
   readonly cardSlots = $derived.by<number[][]>(() => {
     if (!this.bench) return [];
     const cards = this.bench.humans.cardDistribution().map((c) => c.card);
-    return Array.from({ length: this.bench.cardLen }, (_, i) => [...new Set(cards.map((c) => c[i]))].sort((a, b) => a - b));
+    return Array.from({ length: this.bench.cardLen }, (_, i) =>
+      [...new Set(cards.map((c) => c[i]))].sort((a, b) => a - b),
+    );
   });
 
   ownPersona(card: number[]): void {
     this.persona = { source: "own", card: [...card], type: null };
   }
 
-  classLink(origin: string, search: (play: string) => string, study = this.setup.study ?? `study-${randomId(6)}`): string {
+  classLink(
+    origin: string,
+    search: (play: string) => string,
+    study = this.setup.study ?? `study-${randomId(6)}`,
+  ): string {
     return `${origin}${search(formatPlaySetup({ ...this.setup, conditions: this.conditions, study }))}`;
   }
 
   async start(): Promise<void> {
-    if (!this.report || !this.policies || !this.bench || this.conditions.length === 0 || this.phase === "playing") return;
+    if (
+      !this.report ||
+      !this.policies ||
+      !this.bench ||
+      this.conditions.length === 0 ||
+      this.phase === "playing"
+    )
+      return;
     this.error = null;
     try {
       const available = this.policies.available;
-      const seeds = (c: ConditionId) => available.filter((p) => p.condition === c).map((p) => p.seed);
-      const a = assign({ study: this.setup.study, player: this.player, scheme: this.setup.scheme, conditions: this.conditions, seeds, index: this.nextIndex });
+      const seeds = (c: ConditionId) =>
+        available.filter((p) => p.condition === c).map((p) => p.seed);
+      const a = assign({
+        study: this.setup.study,
+        player: this.player,
+        scheme: this.setup.scheme,
+        conditions: this.conditions,
+        seeds,
+        index: this.nextIndex,
+      });
       this.#assignment = a;
-      const checkpoint = await (this.#checkpoints.get(`${a.condition}:${a.seed}`) ?? this.policies.load(a.condition, a.seed));
+      const checkpoint = await (this.#checkpoints.get(`${a.condition}:${a.seed}`) ??
+        this.policies.load(a.condition, a.seed));
       const model = policyModel(this.bench, this.report.config, checkpoint);
       if (this.persona.card.length !== this.bench.cardLen) this.drawPersona();
-      this.#dialogue = new PlayDialogue(this.bench, model, this.report.config.rl.temperature, a.sessionSeed, this.persona.card);
+      this.#dialogue = new PlayDialogue(
+        this.bench,
+        model,
+        this.report.config.rl.temperature,
+        a.sessionSeed,
+        this.persona.card,
+      );
       this.#startedAt = Date.now();
       this.#ownWords = [];
       this.reveal = null;
@@ -259,7 +351,10 @@ export class PlayState {
   async sendWords(act: number): Promise<void> {
     const d = this.#dialogue;
     if (!d || !this.reading) return;
-    this.#ownWords.push({ at: d.dialogue.acts.length, text: this.words.trim().slice(0, MAX_FREE_TEXT) });
+    this.#ownWords.push({
+      at: d.dialogue.acts.length,
+      text: this.words.trim().slice(0, MAX_FREE_TEXT),
+    });
     await this.choose(act);
   }
 
@@ -276,7 +371,8 @@ export class PlayState {
         await d.agentMove();
         this.lines = d.lines();
       }
-      if (d.turn === "env") throw new Error("this world has moves of its own, which the Play page does not play");
+      if (d.turn === "env")
+        throw new Error("this world has moves of its own, which the Play page does not play");
     } catch (e) {
       // the dialogue cannot go on: it is dropped (nothing recorded) and the setup is back
       this.error = `The dialogue stopped: ${(e as Error).message}`;
@@ -311,7 +407,11 @@ export class PlayState {
       condition: a.condition,
       seed: a.seed,
       sessionSeed: a.sessionSeed,
-      persona: { source: this.persona.source, card: this.persona.card.map(name), type: this.persona.type === null ? null : bench.humans.types[this.persona.type].name },
+      persona: {
+        source: this.persona.source,
+        card: this.persona.card.map(name),
+        type: this.persona.type === null ? null : bench.humans.types[this.persona.type].name,
+      },
       acts: d.dialogue.acts.map(name),
       outcome: r.outcome,
       success: r.success,
@@ -321,10 +421,18 @@ export class PlayState {
       ...(this.#ownWords.length ? { ownWords: this.#ownWords } : {}),
     };
     await this.deps.results.add(record).catch((e: Error) => {
-      this.problems = [...this.problems, `Dialogue ${record.index + 1} could not be stored (${e.message}); export your results before you leave the page.`];
+      this.problems = [
+        ...this.problems,
+        `Dialogue ${record.index + 1} could not be stored (${e.message}); export your results before you leave the page.`,
+      ];
     });
     this.records = [...this.records, record];
-    const policyActs = d.dialogue.acts.filter((_, i) => bench.turn({ card: d.dialogue.card, acts: d.dialogue.acts.slice(0, i) }) === "agent").map(name);
+    const policyActs = d.dialogue.acts
+      .filter(
+        (_, i) =>
+          bench.turn({ card: d.dialogue.card, acts: d.dialogue.acts.slice(0, i) }) === "agent",
+      )
+      .map(name);
     this.reveal = { record, policyActs };
     this.phase = "revealed";
     d.policy.dispose();
@@ -349,7 +457,11 @@ export class PlayState {
       const { set, messages, problems } = mergeFiles(this.merged, files);
       this.mergeMessages = messages;
       this.mergeProblems = problems;
-      if (set.records.length !== this.merged.records.length || set.files.length !== this.merged.files.length) await this.#storeMerged(set);
+      if (
+        set.records.length !== this.merged.records.length ||
+        set.files.length !== this.merged.files.length
+      )
+        await this.#storeMerged(set);
     });
   }
 
@@ -370,7 +482,10 @@ export class PlayState {
   /** Stores the set and shows it; when the browser cannot store it, it is still shown, with a problem that says to export it. */
   async #storeMerged(set: MergedSet): Promise<void> {
     await this.deps.results.putMerged(set).catch((e: Error) => {
-      this.mergeProblems = [...this.mergeProblems, `The merged set could not be stored in this browser (${e.message}); it is shown here, so export it before you leave the page.`];
+      this.mergeProblems = [
+        ...this.mergeProblems,
+        `The merged set could not be stored in this browser (${e.message}); it is shown here, so export it before you leave the page.`,
+      ];
     });
     this.merged = set;
   }

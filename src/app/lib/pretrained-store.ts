@@ -8,7 +8,8 @@ export function webPretrainedStore(base: string = document.baseURI): PretrainSto
   return fileStore(root.href.replace(/\/$/, ""), async (name) => {
     const res = await fetch(new URL(name, root));
     // a static host (and Vite's dev server) may answer a missing file with the app's page
-    if (res.status === 404 || res.headers.get("content-type")?.includes("text/html")) return undefined;
+    if (res.status === 404 || res.headers.get("content-type")?.includes("text/html"))
+      return undefined;
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     return new Uint8Array(await res.arrayBuffer());
   });

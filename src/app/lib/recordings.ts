@@ -6,10 +6,15 @@ import type { RunReport } from "../../experiment/experiment";
 import { PRESETS, type Preset } from "../../experiment/presets";
 import { parseReport } from "../../experiment/report-schema";
 
-export type Recording = { preset: Preset; report: RunReport; error?: undefined } | { preset: Preset; report?: undefined; error: string };
+export type Recording =
+  | { preset: Preset; report: RunReport; error?: undefined }
+  | { preset: Preset; report?: undefined; error: string };
 
 /** The recording of one preset: its report, null when there is none, or throws why it failed. */
-export async function fetchRecording(preset: string, fetchFn: typeof fetch = fetch): Promise<RunReport | null> {
+export async function fetchRecording(
+  preset: string,
+  fetchFn: typeof fetch = fetch,
+): Promise<RunReport | null> {
   const res = await fetchFn(`recorded/${preset}.json`);
   // no recording of this preset (a static host may answer a missing file with the app's page)
   if (res.status === 404 || res.headers.get("content-type")?.includes("text/html")) return null;
@@ -18,7 +23,10 @@ export async function fetchRecording(preset: string, fetchFn: typeof fetch = fet
 }
 
 /** Every preset's recording, in PRESETS order, fetched in parallel. */
-export async function loadRecordings(presets: readonly Preset[] = PRESETS, fetchFn: typeof fetch = fetch): Promise<Recording[]> {
+export async function loadRecordings(
+  presets: readonly Preset[] = PRESETS,
+  fetchFn: typeof fetch = fetch,
+): Promise<Recording[]> {
   const all = await Promise.all(
     presets.map(async (preset): Promise<Recording | null> => {
       try {

@@ -10,13 +10,22 @@ const cache = new Map<string, ReferenceLine[]>();
 export function referenceLinesFor(config: ExperimentConfig): ReferenceLine[] {
   const key = JSON.stringify([config.benchmark, config.world]);
   let c = cache.get(key);
-  if (!c) cache.set(key, (c = benchmarkModule(config.benchmark).referenceLines(benchmarkFor(config))));
+  if (!c)
+    cache.set(key, (c = benchmarkModule(config.benchmark).referenceLines(benchmarkFor(config))));
   return c;
 }
 
 /** The lines a figure draws, each labelled with its name and level on two lines. */
-export function referenceRows(lines: ReferenceLine[]): { metric: string; success: number; name: string; label: string; description: string }[] {
+export function referenceRows(
+  lines: ReferenceLine[],
+): { metric: string; success: number; name: string; label: string; description: string }[] {
   return lines
     .filter((l) => l.onFigure)
-    .map((l) => ({ metric: "humans", success: 100 * l.humanSuccess, name: l.label, label: `${l.label}\n${pct(l.humanSuccess)}`, description: l.description }));
+    .map((l) => ({
+      metric: "humans",
+      success: 100 * l.humanSuccess,
+      name: l.label,
+      label: `${l.label}\n${pct(l.humanSuccess)}`,
+      description: l.description,
+    }));
 }

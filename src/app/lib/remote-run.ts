@@ -34,13 +34,20 @@ export function relayBase(raw: string): string {
   } catch {
     throw new RelayError(`"${raw}" is not a URL: give the relay's address, e.g. ${DEFAULT_RELAY}`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new RelayError(`"${raw}" is not an http(s) address: give the relay's, e.g. ${DEFAULT_RELAY}`);
-  if (url.username || url.password) throw new RelayError("put no credentials in the relay's address: the relay holds the cluster's token");
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new RelayError(
+      `"${raw}" is not an http(s) address: give the relay's, e.g. ${DEFAULT_RELAY}`,
+    );
+  if (url.username || url.password)
+    throw new RelayError(
+      "put no credentials in the relay's address: the relay holds the cluster's token",
+    );
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 }
 
 /** The Ray backend a URL's backend choice runs on: auto is wasm, the CLI's default (a worker's GPU only when asked for). */
-export const remoteBackend = (choice: BackendChoice): BackendName => (choice === "webgpu" ? "webgpu" : "wasm");
+export const remoteBackend = (choice: BackendChoice): BackendName =>
+  choice === "webgpu" ? "webgpu" : "wasm";
 
 export class RelayClient {
   readonly base: string;
@@ -60,18 +67,24 @@ export class RelayClient {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch {
-      throw new RelayError(`the relay at ${this.base} is unreachable (is it running, and does it allow this page's origin ${originOf()}?); ${START_HINT}`);
+      throw new RelayError(
+        `the relay at ${this.base} is unreachable (is it running, and does it allow this page's origin ${originOf()}?); ${START_HINT}`,
+      );
     }
     const text = await res.text();
     let data: unknown;
     try {
       data = JSON.parse(text);
     } catch {
-      throw new RelayError(`${this.base}${path} answered ${res.status} with something that is not JSON: is ${this.base} a collapse-lab relay?`);
+      throw new RelayError(
+        `${this.base}${path} answered ${res.status} with something that is not JSON: is ${this.base} a collapse-lab relay?`,
+      );
     }
     if (!res.ok) {
       const said = (data as { error?: unknown })?.error;
-      throw new RelayError(typeof said === "string" ? said : `${this.base}${path} failed (${res.status})`);
+      throw new RelayError(
+        typeof said === "string" ? said : `${this.base}${path} failed (${res.status})`,
+      );
     }
     return data as T;
   }
@@ -79,17 +92,24 @@ export class RelayClient {
   info(): Promise<RelayInfo> {
     return this.#call("GET", "/relay/info");
   }
-  async submit(run: { config: ExperimentConfig; preset?: string; backend: BackendName }): Promise<string> {
+  async submit(run: {
+    config: ExperimentConfig;
+    preset?: string;
+    backend: BackendName;
+  }): Promise<string> {
     return (await this.#call<{ id: string }>("POST", "/relay/submit", run)).id;
   }
   job(id: string): Promise<RelayJobInfo> {
     return this.#call("GET", `/api/jobs/${encodeURIComponent(id)}`);
   }
   async logs(id: string): Promise<string> {
-    return (await this.#call<{ logs: string }>("GET", `/api/jobs/${encodeURIComponent(id)}/logs`)).logs;
+    return (await this.#call<{ logs: string }>("GET", `/api/jobs/${encodeURIComponent(id)}/logs`))
+      .logs;
   }
   async stop(id: string): Promise<boolean> {
-    return (await this.#call<{ stopped: boolean }>("POST", `/api/jobs/${encodeURIComponent(id)}/stop`)).stopped;
+    return (
+      await this.#call<{ stopped: boolean }>("POST", `/api/jobs/${encodeURIComponent(id)}/stop`)
+    ).stopped;
   }
 }
 
@@ -117,7 +137,11 @@ export interface JobSnapshot {
 }
 
 /** Reads what the page shows from the job's status and its log. */
-export function snapshotOf(info: Pick<RelayJobInfo, "status" | "message">, log: string, tail = 40): JobSnapshot {
+export function snapshotOf(
+  info: Pick<RelayJobInfo, "status" | "message">,
+  log: string,
+  tail = 40,
+): JobSnapshot {
   const r = readJobLog(log);
   const curves: Record<string, CurvePoint[]> = {};
   for (const u of r.units) {
@@ -128,8 +152,11 @@ export function snapshotOf(info: Pick<RelayJobInfo, "status" | "message">, log: 
   }
   // each unit's latest step (the driver's phase lines come as tasks finish; the units report as they train)
   const latest = new Map<string, { step: number; steps: number }>();
-  for (const u of r.units) latest.set(`${u.condition} seed ${u.seed}`, { step: u.step, steps: u.steps });
-  const training = [...latest].filter(([, u]) => u.step < u.steps).map(([key, u]) => `${key}: step ${u.step} of ${u.steps}`);
+  for (const u of r.units)
+    latest.set(`${u.condition} seed ${u.seed}`, { step: u.step, steps: u.steps });
+  const training = [...latest]
+    .filter(([, u]) => u.step < u.steps)
+    .map(([key, u]) => `${key}: step ${u.step} of ${u.steps}`);
   const last = r.phases.at(-1);
   let report: RunReport | null = null;
   let reportError: string | null = null;
@@ -141,13 +168,18 @@ export function snapshotOf(info: Pick<RelayJobInfo, "status" | "message">, log: 
       reportError = (e as Error).message;
     }
   }
-  const rayMessage = info.status === "FAILED" && info.message ? info.message.trim().split("\n").slice(-3).join("\n") : null;
+  const rayMessage =
+    info.status === "FAILED" && info.message
+      ? info.message.trim().split("\n").slice(-3).join("\n")
+      : null;
   return {
     status: info.status,
     lines: r.text.slice(-tail),
     lineCount: r.text.length,
     curves,
-    phase: last ? `${last.phase} ${last.done}/${last.total}${last.detail ? ` (${last.detail})` : ""}` : null,
+    phase: last
+      ? `${last.phase} ${last.done}/${last.total}${last.detail ? ` (${last.detail})` : ""}`
+      : null,
     training: TERMINAL.includes(info.status) ? [] : training,
     cause: r.error ?? rayMessage,
     report,
@@ -198,14 +230,24 @@ export function loadMemory(storage: Pick<Storage, "getItem"> | undefined): Remot
     const m = JSON.parse(raw) as Partial<RemoteMemory>;
     const relay = typeof m.relay === "string" ? m.relay : DEFAULT_RELAY;
     const j = m.job;
-    const job = j && typeof j.id === "string" && typeof j.relay === "string" && j.url && typeof j.url.preset === "string" ? j : null;
+    const job =
+      j &&
+      typeof j.id === "string" &&
+      typeof j.relay === "string" &&
+      j.url &&
+      typeof j.url.preset === "string"
+        ? j
+        : null;
     return { relay, job };
   } catch {
     return none;
   }
 }
 
-export function saveMemory(storage: Pick<Storage, "setItem"> | undefined, memory: RemoteMemory): void {
+export function saveMemory(
+  storage: Pick<Storage, "setItem"> | undefined,
+  memory: RemoteMemory,
+): void {
   try {
     storage?.setItem(KEY, JSON.stringify(memory));
   } catch {

@@ -29,20 +29,23 @@ export function sharpen(p: readonly number[], e: number): number[] {
  * exactly S — is Σ_{T⊆S} (−1)^{|S∖T|} q(T)^k (inclusion–exclusion, a Möbius transform over subsets).
  */
 export function vsSampled(q: readonly number[], k: number, selection: VsSelection): number[] {
-  if (!(k >= 1 && Number.isInteger(k))) throw new Error(`vs k must be a positive integer, got ${k}`);
+  if (!(k >= 1 && Number.isInteger(k)))
+    throw new Error(`vs k must be a positive integer, got ${k}`);
   const z = q.reduce((s, x) => s + Math.max(0, x), 0);
   const qn = q.map((x) => Math.max(0, x) / z);
   if (selection === "random" || k === 1) return qn;
   const idx = qn.flatMap((x, i) => (x > 0 ? [i] : []));
   const n = idx.length;
-  if (n > 20) throw new Error(`vsSampled: ${n} possible replies is too many for the exact sum over subsets`);
+  if (n > 20)
+    throw new Error(`vsSampled: ${n} possible replies is too many for the exact sum over subsets`);
   const mass = new Float64Array(1 << n); // q(S)
   for (let s = 1; s < 1 << n; s++) {
     const low = s & -s;
     mass[s] = mass[s ^ low] + qn[idx[31 - Math.clz32(low)]];
   }
   const cover = Float64Array.from(mass, (m) => m ** k); // P(all k draws in S)
-  for (let b = 0; b < n; b++) for (let s = 0; s < 1 << n; s++) if (s & (1 << b)) cover[s] -= cover[s ^ (1 << b)]; // → P(distinct set = S)
+  for (let b = 0; b < n; b++)
+    for (let s = 0; s < 1 << n; s++) if (s & (1 << b)) cover[s] -= cover[s ^ (1 << b)]; // → P(distinct set = S)
   const out = qn.map(() => 0);
   for (let s = 1; s < 1 << n; s++) {
     const ps = Math.max(0, cover[s]); // clamp rounding noise
@@ -61,18 +64,27 @@ export interface WhatIf {
 }
 
 /** The aligned row (π_ref^γ) and the VS rows (verbalized q_φ and what VS samples) from a reference row. */
-export function whatIfRows(reference: readonly number[], w: WhatIf): { aligned: number[]; verbalized: number[]; vs: number[] } {
+export function whatIfRows(
+  reference: readonly number[],
+  w: WhatIf,
+): { aligned: number[]; verbalized: number[]; vs: number[] } {
   const verbalized = sharpen(reference, vsExponent(w.gamma, w.fidelity));
-  return { aligned: sharpen(reference, w.gamma), verbalized, vs: vsSampled(verbalized, w.k, w.selection) };
+  return {
+    aligned: sharpen(reference, w.gamma),
+    verbalized,
+    vs: vsSampled(verbalized, w.k, w.selection),
+  };
 }
 
-export const sameWhatIf = (a: WhatIf, b: WhatIf) => a.gamma === b.gamma && a.fidelity === b.fidelity && a.k === b.k && a.selection === b.selection;
+export const sameWhatIf = (a: WhatIf, b: WhatIf) =>
+  a.gamma === b.gamma && a.fidelity === b.fidelity && a.k === b.k && a.selection === b.selection;
 
 // γ sliders run on a log scale from 1 to 100; a position maps to γ with 3 significant digits so
 // that dragging back to the run's γ (a round number) lands on it exactly.
 export const GAMMA_MAX = 100;
 export const gammaToPosition = (g: number) => Math.log(g) / Math.log(GAMMA_MAX);
-export const positionToGamma = (t: number) => Math.min(GAMMA_MAX, Math.max(1, Number((GAMMA_MAX ** t).toPrecision(3))));
+export const positionToGamma = (t: number) =>
+  Math.min(GAMMA_MAX, Math.max(1, Number((GAMMA_MAX ** t).toPrecision(3))));
 
 /** How many of the most likely replies it takes to hold at least `share` of the mass. */
 export function repliesToCover(p: readonly number[], share = 0.9): number {
@@ -86,12 +98,16 @@ export function repliesToCover(p: readonly number[], share = 0.9): number {
 }
 
 /** The replies in decreasing probability: [act, p] pairs. */
-export function ranked(p: readonly number[], acts: readonly string[]): { act: string; p: number }[] {
+export function ranked(
+  p: readonly number[],
+  acts: readonly string[],
+): { act: string; p: number }[] {
   return p.map((x, i) => ({ act: acts[i], p: x })).sort((a, b) => b.p - a.p);
 }
 
 // a share that rounds to 100 % but is not all of it reads "over 99 %", one that rounds to 0 "under 1 %"
-const share = (x: number) => (x >= 0.995 && x < 1 ? `over ${pct(0.99)}` : x > 0 && x < 0.005 ? `under ${pct(0.01)}` : pct(x));
+const share = (x: number) =>
+  x >= 0.995 && x < 1 ? `over ${pct(0.99)}` : x > 0 && x < 0.005 ? `under ${pct(0.01)}` : pct(x);
 const replies = (n: number) => (n === 1 ? "1 reply holds" : `${n} replies hold`);
 
 /**
@@ -99,13 +115,24 @@ const replies = (n: number) => (n === 1 ? "1 reply holds" : `${n} replies hold`)
  * fixed claim such as "almost all its mass on one reply" that a chart showing 36 % and 35 % would
  * contradict).
  */
-export function concentrationSentence(acts: readonly string[], rows: { aligned: readonly number[]; reference: readonly number[]; bayes?: readonly number[] }, gamma: number): string {
+export function concentrationSentence(
+  acts: readonly string[],
+  rows: { aligned: readonly number[]; reference: readonly number[]; bayes?: readonly number[] },
+  gamma: number,
+): string {
   const [first, second] = ranked(rows.aligned, acts);
   const top =
-    first.p >= 0.9 || !second || second.p < 0.005 ? `puts ${share(first.p)} of its mass on one reply, “${first.act}”` : `puts ${share(first.p)} on “${first.act}” and ${share(second.p)} on “${second.act}”`;
+    first.p >= 0.9 || !second || second.p < 0.005
+      ? `puts ${share(first.p)} of its mass on one reply, “${first.act}”`
+      : `puts ${share(first.p)} on “${first.act}” and ${share(second.p)} on “${second.act}”`;
   const nA = repliesToCover(rows.aligned);
   const nR = repliesToCover(rows.reference);
-  const others = rows.bayes ? `the Bayes predictive of real people needs ${repliesToCover(rows.bayes)} and the reference ${nR}` : `the reference needs ${nR}`;
-  const lead = gamma === 1 ? "With γ = 1 the aligned simulator is the reference itself (no collapse): it" : `At γ = ${gamma} the aligned simulator`;
+  const others = rows.bayes
+    ? `the Bayes predictive of real people needs ${repliesToCover(rows.bayes)} and the reference ${nR}`
+    : `the reference needs ${nR}`;
+  const lead =
+    gamma === 1
+      ? "With γ = 1 the aligned simulator is the reference itself (no collapse): it"
+      : `At γ = ${gamma} the aligned simulator`;
   return `${lead} ${top}; ${replies(nA)} 90 % of its mass, where ${others}.`;
 }

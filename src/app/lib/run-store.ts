@@ -20,7 +20,11 @@ export interface StoredRun {
 
 interface Schema extends DBSchema {
   runs: { key: string; value: StoredRun; indexes: { createdAt: number } };
-  tasks: { key: [string, string]; value: { runId: string; key: string; value: unknown }; indexes: { runId: string } };
+  tasks: {
+    key: [string, string];
+    value: { runId: string; key: string; value: unknown };
+    indexes: { runId: string };
+  };
 }
 
 export class RunStore {
@@ -53,7 +57,8 @@ export class RunStore {
     const db = await this.#db;
     const tx = db.transaction(["runs", "tasks"], "readwrite");
     await tx.objectStore("runs").delete(id);
-    for (const key of await tx.objectStore("tasks").index("runId").getAllKeys(id)) await tx.objectStore("tasks").delete(key);
+    for (const key of await tx.objectStore("tasks").index("runId").getAllKeys(id))
+      await tx.objectStore("tasks").delete(key);
     await tx.done;
   }
 

@@ -25,16 +25,25 @@ export interface PersonPair {
 }
 
 const humansOf = (report: RunReport, condition: ConditionId, seed: number) =>
-  (report.conditions.find((c) => c.id === condition)?.seeds.find((s) => s.seed === seed)?.samples ?? []).filter((s) => s.opponent === "humans");
+  (
+    report.conditions.find((c) => c.id === condition)?.seeds.find((s) => s.seed === seed)
+      ?.samples ?? []
+  ).filter((s) => s.opponent === "humans");
 
-const samePerson = (x: DialogueSample, y: DialogueSample) => x.type === y.type && x.card.length === y.card.length && x.card.every((c, i) => c === y.card[i]);
+const samePerson = (x: DialogueSample, y: DialogueSample) =>
+  x.type === y.type && x.card.length === y.card.length && x.card.every((c, i) => c === y.card[i]);
 
 /**
  * The dialogues conditions a and b had with the same people, by (seed, index), for index below
  * `firstBatch` (the evaluation's batch size, `modelOptions(bench, config).capacity`); `later`
  * counts the recorded dialogues beyond it, `unpaired` those in it whose card or type disagree.
  */
-export function pairSamples(report: RunReport, a: ConditionId, b: ConditionId, firstBatch: number): { pairs: PersonPair[]; unpaired: number; later: number } {
+export function pairSamples(
+  report: RunReport,
+  a: ConditionId,
+  b: ConditionId,
+  firstBatch: number,
+): { pairs: PersonPair[]; unpaired: number; later: number } {
   const seeds = report.conditions.find((c) => c.id === a)?.seeds.map((s) => s.seed) ?? [];
   const pairs: PersonPair[] = [];
   let unpaired = 0;
@@ -45,7 +54,16 @@ export function pairSamples(report: RunReport, a: ConditionId, b: ConditionId, f
     const n = Math.min(xs.length, ys.length);
     for (let i = 0; i < n; i++) {
       if (i >= firstBatch) later++;
-      else if (samePerson(xs[i], ys[i])) pairs.push({ key: `${seed}:${i}`, seed, index: i, card: xs[i].card, type: xs[i].type, a: xs[i], b: ys[i] });
+      else if (samePerson(xs[i], ys[i]))
+        pairs.push({
+          key: `${seed}:${i}`,
+          seed,
+          index: i,
+          card: xs[i].card,
+          type: xs[i].type,
+          a: xs[i],
+          b: ys[i],
+        });
       else unpaired++;
     }
   }
@@ -62,8 +80,15 @@ export interface Turn {
  * Both dialogues as text, worded with the same seeded draws (so an act said at the same turn on
  * both sides reads the same), and the first turn where the acts differ (-1: identical).
  */
-export function renderPair(bench: Benchmark, pair: PersonPair): { a: Turn[]; b: Turn[]; firstDifference: number } {
-  const words = (s: DialogueSample) => bench.render({ card: s.card, acts: s.acts } satisfies Dialogue, Rng.seed(pair.seed).fork(70_000 + pair.index));
+export function renderPair(
+  bench: Benchmark,
+  pair: PersonPair,
+): { a: Turn[]; b: Turn[]; firstDifference: number } {
+  const words = (s: DialogueSample) =>
+    bench.render(
+      { card: s.card, acts: s.acts } satisfies Dialogue,
+      Rng.seed(pair.seed).fork(70_000 + pair.index),
+    );
   const n = Math.max(pair.a.acts.length, pair.b.acts.length);
   let firstDifference = -1;
   for (let t = 0; t < n; t++) {

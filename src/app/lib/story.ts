@@ -32,7 +32,12 @@ export interface Story {
 const headline = (report: RunReport, id: ConditionId): Headline | null => {
   const c = report.conditions.find((x) => x.id === id);
   if (!c) return null;
-  return { id, train: 100 * c.summary.trainSuccess.mean, heldout: 100 * c.summary.heldoutSuccess.mean, human: 100 * c.summary.humanSuccess.mean };
+  return {
+    id,
+    train: 100 * c.summary.trainSuccess.mean,
+    heldout: 100 * c.summary.heldoutSuccess.mean,
+    human: 100 * c.summary.humanSuccess.mean,
+  };
 };
 
 export function storyOf(report: RunReport): Story {
@@ -76,8 +81,15 @@ export function generalisationGaps(report: RunReport, level = 0.95): GapRow[] {
     if (c.id === "base" || c.seeds.length === 0) continue;
     const train = c.seeds.map((s) => 100 * s.trainSuccess);
     for (const [name, metric] of versus) {
-      const other = c.seeds.map((s) => 100 * (metric === "heldoutSuccess" ? s.heldoutSuccess : s.humanSuccess));
-      rows.push({ condition: c.id, versus: name, gap: pairedDifference(train, other, level, [lo, hi]), perSeed: train.map((t, i) => t - other[i]) });
+      const other = c.seeds.map(
+        (s) => 100 * (metric === "heldoutSuccess" ? s.heldoutSuccess : s.humanSuccess),
+      );
+      rows.push({
+        condition: c.id,
+        versus: name,
+        gap: pairedDifference(train, other, level, [lo, hi]),
+        perSeed: train.map((t, i) => t - other[i]),
+      });
     }
   }
   return rows;

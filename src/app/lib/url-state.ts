@@ -2,7 +2,12 @@
 // override (as the CLI's --set path=value), the seeds and the backend. Opening the link
 // resolves the same ExperimentConfig, so the same backend reproduces the same numbers. A bad
 // URL never gives a blank page: what cannot be read is dropped with a readable message.
-import { applySet, ConfigError, validateConfig, type ExperimentConfig } from "../../experiment/config";
+import {
+  applySet,
+  ConfigError,
+  validateConfig,
+  type ExperimentConfig,
+} from "../../experiment/config";
 import { PRESETS, presetConfig } from "../../experiment/presets";
 
 export const URL_VERSION = 1;
@@ -10,7 +15,15 @@ export const URL_VERSION = 1;
 export const DEFAULT_PRESET = "persuasion-paper";
 export const BACKEND_CHOICES = ["auto", "webgpu", "wasm"] as const;
 export type BackendChoice = (typeof BACKEND_CHOICES)[number];
-export const PAGES = ["experiment", "simulators", "dialogues", "runs", "lm", "play", "remote"] as const;
+export const PAGES = [
+  "experiment",
+  "simulators",
+  "dialogues",
+  "runs",
+  "lm",
+  "play",
+  "remote",
+] as const;
 export type Page = (typeof PAGES)[number];
 
 export interface UrlState {
@@ -28,9 +41,16 @@ export interface UrlState {
   page: Page;
 }
 
-export const DEFAULT_STATE: UrlState = { preset: DEFAULT_PRESET, sets: [], backend: "auto", autorun: false, page: "experiment" };
+export const DEFAULT_STATE: UrlState = {
+  preset: DEFAULT_PRESET,
+  sets: [],
+  backend: "auto",
+  autorun: false,
+  page: "experiment",
+};
 
-const count = (s: string | null, min: number) => (s !== null && /^\d+$/.test(s) && Number(s) >= min ? Number(s) : undefined);
+const count = (s: string | null, min: number) =>
+  s !== null && /^\d+$/.test(s) && Number(s) >= min ? Number(s) : undefined;
 
 /** Reads a URL's query and hash; `problems` explains everything that was ignored. */
 export function parseUrlState(search: string, hash = ""): { state: UrlState; problems: string[] } {
@@ -38,11 +58,17 @@ export function parseUrlState(search: string, hash = ""): { state: UrlState; pro
   const problems: string[] = [];
   const state: UrlState = { ...DEFAULT_STATE, sets: [] };
   const v = q.get("v");
-  if (v !== null && v !== String(URL_VERSION)) problems.push(`this link is for version ${v} of the URL format; this app reads version ${URL_VERSION}, so it may not reproduce exactly`);
+  if (v !== null && v !== String(URL_VERSION))
+    problems.push(
+      `this link is for version ${v} of the URL format; this app reads version ${URL_VERSION}, so it may not reproduce exactly`,
+    );
   const preset = q.get("preset");
   if (preset !== null) {
     if (PRESETS.some((p) => p.id === preset)) state.preset = preset;
-    else problems.push(`unknown preset "${preset}" — showing ${DEFAULT_PRESET} (presets: ${PRESETS.map((p) => p.id).join(", ")})`);
+    else
+      problems.push(
+        `unknown preset "${preset}" — showing ${DEFAULT_PRESET} (presets: ${PRESETS.map((p) => p.id).join(", ")})`,
+      );
   }
   for (const [key, min] of [
     ["seeds", 1],
@@ -51,7 +77,8 @@ export function parseUrlState(search: string, hash = ""): { state: UrlState; pro
     const raw = q.get(key);
     if (raw === null) continue;
     const n = count(raw, min);
-    if (n === undefined) problems.push(`${key}=${JSON.stringify(raw)} is not a whole number ≥ ${min}; ignored`);
+    if (n === undefined)
+      problems.push(`${key}=${JSON.stringify(raw)} is not a whole number ≥ ${min}; ignored`);
     else state[key] = n;
   }
   for (const set of q.getAll("set")) {
@@ -64,8 +91,12 @@ export function parseUrlState(search: string, hash = ""): { state: UrlState; pro
   }
   const backend = q.get("backend");
   if (backend !== null) {
-    if ((BACKEND_CHOICES as readonly string[]).includes(backend)) state.backend = backend as BackendChoice;
-    else problems.push(`backend=${JSON.stringify(backend)} is not one of ${BACKEND_CHOICES.join(", ")}; using auto`);
+    if ((BACKEND_CHOICES as readonly string[]).includes(backend))
+      state.backend = backend as BackendChoice;
+    else
+      problems.push(
+        `backend=${JSON.stringify(backend)} is not one of ${BACKEND_CHOICES.join(", ")}; using auto`,
+      );
   }
   const autorun = q.get("autorun");
   state.autorun = autorun === "1" || autorun === "true";
@@ -100,7 +131,9 @@ export function formatUrlState(s: UrlState): string {
 }
 
 /** The resolved config of a state; throws ConfigError naming the bad setting. */
-export function configWith(s: Pick<UrlState, "preset" | "seeds" | "seedBase" | "sets">): ExperimentConfig {
+export function configWith(
+  s: Pick<UrlState, "preset" | "seeds" | "seedBase" | "sets">,
+): ExperimentConfig {
   let c: unknown = presetConfig(s.preset);
   for (const set of s.sets) c = applySet(c, set);
   if (s.seeds !== undefined) c = applySet(c, `seeds=${s.seeds}`);

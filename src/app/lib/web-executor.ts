@@ -44,7 +44,12 @@ export class WorkerCrashed extends Error {
 class MovedToWasm extends Error {}
 
 export function spawnExperimentWorker(): WorkerHandle<ExperimentWorkerApi> {
-  return wrapWorker(new Worker(new URL("../../../workers/experiment.worker.ts", import.meta.url), { type: "module", name: "collapse-lab experiment" }));
+  return wrapWorker(
+    new Worker(new URL("../../../workers/experiment.worker.ts", import.meta.url), {
+      type: "module",
+      name: "collapse-lab experiment",
+    }),
+  );
 }
 
 export interface ExecutorEvents {
@@ -86,7 +91,15 @@ export class WebWorkerExecutor implements Executor {
       });
     });
     crashed.catch(() => undefined); // observed in #pump
-    return { worker, api, ready: api.init(this.#backend), backend: this.#backend, busy: false, crashed, interrupt };
+    return {
+      worker,
+      api,
+      ready: api.init(this.#backend),
+      backend: this.#backend,
+      busy: false,
+      crashed,
+      interrupt,
+    };
   }
 
   #replace(slot: Slot): void {
@@ -108,7 +121,13 @@ export class WebWorkerExecutor implements Executor {
   run<T extends Task>(task: T, onProgress?: (p: UnitProgress) => void): Promise<TaskResult<T>> {
     if (this.#closed) return Promise.reject(new Error("the run was stopped"));
     return new Promise((resolve, reject) => {
-      this.#queue.push({ task, onProgress, resolve: resolve as (v: unknown) => void, reject, attempts: 0 });
+      this.#queue.push({
+        task,
+        onProgress,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        attempts: 0,
+      });
       this.#pump();
     });
   }
@@ -148,8 +167,15 @@ export class WebWorkerExecutor implements Executor {
           } else if (slot.backend === "webgpu" && p.attempts < MAX_ATTEMPTS) {
             if (this.#backend === "webgpu") {
               this.#backend = "wasm"; // every task from now on, this one included, runs on wasm
-              for (const other of this.#slots) if (other !== slot && other.busy && other.backend === "webgpu") other.interrupt(new MovedToWasm());
-              this.events.onFallback?.(/WebGPU device was lost/.test(error.message) ? error.message : `a task failed on WebGPU: ${error.message}`, this.#finished);
+              for (const other of this.#slots)
+                if (other !== slot && other.busy && other.backend === "webgpu")
+                  other.interrupt(new MovedToWasm());
+              this.events.onFallback?.(
+                /WebGPU device was lost/.test(error.message)
+                  ? error.message
+                  : `a task failed on WebGPU: ${error.message}`,
+                this.#finished,
+              );
             }
             this.#replace(slot);
             retry = true;
@@ -190,7 +216,9 @@ export class WebWorkerExecutor implements Executor {
 
   /** Test hook: worker `i` reports an uncaught error, as a crashing worker does. */
   simulateCrash(i: number): void {
-    this.#slots[i].worker.dispatchEvent(new ErrorEvent("error", { message: "simulated crash", cancelable: true }));
+    this.#slots[i].worker.dispatchEvent(
+      new ErrorEvent("error", { message: "simulated crash", cancelable: true }),
+    );
   }
 
   /** Test hook: worker `i` destroys its WebGPU device, as a GPU reset would lose it. */
@@ -202,7 +230,8 @@ export class WebWorkerExecutor implements Executor {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const p of [...this.#queue.splice(0), ...this.#inflight]) p.reject(new Error("the run was stopped"));
+    for (const p of [...this.#queue.splice(0), ...this.#inflight])
+      p.reject(new Error("the run was stopped"));
     for (const s of this.#slots) {
       s.api[Comlink.releaseProxy]();
       s.worker.terminate();

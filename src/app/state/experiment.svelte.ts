@@ -5,7 +5,11 @@ import type { BackendName } from "../../engine/backend";
 import type { BackendInfo } from "../../engine/backends";
 import type { ModelConfig } from "../../engine/config";
 import { type ConditionId, type ExperimentConfig, validateConfig } from "../../experiment/config";
-import { runExperiment, type ExperimentProgress, type RunReport } from "../../experiment/experiment";
+import {
+  runExperiment,
+  type ExperimentProgress,
+  type RunReport,
+} from "../../experiment/experiment";
 import { benchmarkFor } from "../../benchmarks/registry";
 import { modelConfig, modelOptions } from "../../experiment/pretrain";
 import type { CurvePoint } from "../../experiment/runner";
@@ -14,7 +18,14 @@ import type { Executor } from "../../experiment/tasks";
 import type { BackendDecision } from "../lib/backend-choice";
 import { configDifferences } from "../../experiment/config-diff";
 import type { RunStore, StoredRun } from "../lib/run-store";
-import { configWith, DEFAULT_STATE, formatUrlState, withSet, type BackendChoice, type UrlState } from "../lib/url-state";
+import {
+  configWith,
+  DEFAULT_STATE,
+  formatUrlState,
+  withSet,
+  type BackendChoice,
+  type UrlState,
+} from "../lib/url-state";
 
 export type RunStatus = "idle" | "starting" | "running" | "paused" | "done" | "stopped" | "error";
 
@@ -29,7 +40,12 @@ export interface ControlledExecutor extends Executor {
 export interface ExperimentDeps {
   createExecutor(parallelism: number, backend: BackendName): ControlledExecutor;
   /** `measure: false` answers at once (a run never waits for a measurement); `valid` says whether a measurement may be kept. */
-  decideBackend(choice: BackendChoice, model: ModelConfig, rows: number, options?: { measure?: boolean; valid?: () => boolean }): Promise<BackendDecision>;
+  decideBackend(
+    choice: BackendChoice,
+    model: ModelConfig,
+    rows: number,
+    options?: { measure?: boolean; valid?: () => boolean },
+  ): Promise<BackendDecision>;
   /** ms per micro-benchmark step on this device (src/engine/micro-benchmark.ts), for run-time estimates. */
   measureSpeed?(model: ModelConfig, rows: number): Promise<number>;
   parallelism: number;
@@ -78,7 +94,9 @@ export class ExperimentState {
   });
 
   /** The learning curves on show, by `${condition}:${seed}`: the live ones, or those of a shown report. */
-  readonly shownCurves = $derived(this.report && this.source !== "live" ? curvesOf(this.report) : this.curves);
+  readonly shownCurves = $derived(
+    this.report && this.source !== "live" ? curvesOf(this.report) : this.curves,
+  );
 
   /** Every curve point's success values as rows for the charts. */
   readonly curveRows = $derived.by(() => {
@@ -111,7 +129,9 @@ export class ExperimentState {
     return configDifferences(shown, config);
   });
 
-  readonly busy = $derived(this.status === "starting" || this.status === "running" || this.status === "paused");
+  readonly busy = $derived(
+    this.status === "starting" || this.status === "running" || this.status === "paused",
+  );
 
   #executor: ControlledExecutor | null = null;
   #runsStarted = 0;
@@ -157,7 +177,10 @@ export class ExperimentState {
     if (!config || !this.deps.measureSpeed || this.busy || this.speed !== null) return;
     const bench = benchmarkFor(config);
     try {
-      this.speed = await this.deps.measureSpeed(modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity);
+      this.speed = await this.deps.measureSpeed(
+        modelConfig(bench, config.simulator.model, "simulator"),
+        modelOptions(bench, config).capacity,
+      );
     } catch {
       // no estimate, nothing else lost
     }
@@ -173,7 +196,12 @@ export class ExperimentState {
     const bench = benchmarkFor(config);
     const runs = this.#runsStarted;
     this.#preparing ??= this.deps
-      .decideBackend("auto", modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity, { measure: true, valid: () => this.#runsStarted === runs })
+      .decideBackend(
+        "auto",
+        modelConfig(bench, config.simulator.model, "simulator"),
+        modelOptions(bench, config).capacity,
+        { measure: true, valid: () => this.#runsStarted === runs },
+      )
       .then(
         () => undefined,
         () => undefined,
@@ -192,7 +220,11 @@ export class ExperimentState {
     this.speed = null; // another preset may have another model size
   }
 
-  showReport(report: RunReport, source: "recorded" | "stored" | "imported", runId: string | null = null): void {
+  showReport(
+    report: RunReport,
+    source: "recorded" | "stored" | "imported",
+    runId: string | null = null,
+  ): void {
     if (this.busy) return;
     this.report = report;
     this.source = source;
@@ -230,9 +262,17 @@ export class ExperimentState {
     try {
       const bench = benchmarkFor(config);
       const opts = modelOptions(bench, config);
-      this.backend = await this.deps.decideBackend(this.url.backend, modelConfig(bench, config.simulator.model, "simulator"), opts.capacity, { measure: false });
+      this.backend = await this.deps.decideBackend(
+        this.url.backend,
+        modelConfig(bench, config.simulator.model, "simulator"),
+        opts.capacity,
+        { measure: false },
+      );
       const units = config.conditions.length * config.seeds;
-      executor = this.deps.createExecutor(Math.max(1, Math.min(this.deps.parallelism, units)), this.backend.name);
+      executor = this.deps.createExecutor(
+        Math.max(1, Math.min(this.deps.parallelism, units)),
+        this.backend.name,
+      );
       this.#executor = executor;
       const info = await executor.info?.();
       if (info && info.name !== this.backend.name) {
@@ -268,12 +308,18 @@ export class ExperimentState {
         onProgress: (p) => this.#onProgress(p, stored),
       });
       if (this.#stopped) throw new Error("stopped");
-      if (this.backend.name !== report.env.backend) report.env.backend = `${this.backend.name} (started on ${report.env.backend})`;
+      if (this.backend.name !== report.env.backend)
+        report.env.backend = `${this.backend.name} (started on ${report.env.backend})`;
       if (this.#fallback) report.env.fallback = this.#fallback;
       this.report = report;
       this.status = "done";
       this.finishedAt = Date.now();
-      await this.deps.store?.put({ ...stored, status: "done", report: JSON.parse(JSON.stringify(report)) as RunReport, tasksDone: stored.tasksTotal });
+      await this.deps.store?.put({
+        ...stored,
+        status: "done",
+        report: JSON.parse(JSON.stringify(report)) as RunReport,
+        tasksDone: stored.tasksTotal,
+      });
       return report;
     } catch (e) {
       if (this.#stopped) {
@@ -284,7 +330,8 @@ export class ExperimentState {
       }
       if (this.runId) {
         const s = await this.deps.store?.get(this.runId);
-        if (s && s.status === "running") await this.deps.store?.put({ ...s, status: "interrupted" });
+        if (s && s.status === "running")
+          await this.deps.store?.put({ ...s, status: "interrupted" });
       }
       return null;
     } finally {
@@ -301,22 +348,36 @@ export class ExperimentState {
       const key = `${p.unit.condition}:${p.unit.seed}`;
       this.curves[key] ??= [];
       const list = this.curves[key]; // read back: the stored array is the reactive proxy
-      if (list.length === 0 || list[list.length - 1].step < p.unit.point.step) list.push(p.unit.point);
+      if (list.length === 0 || list[list.length - 1].step < p.unit.point.step)
+        list.push(p.unit.point);
     }
     // keep the stored run's progress roughly current (every few seconds)
     if (this.deps.store && Date.now() - this.#lastSave > 3000) {
       this.#lastSave = Date.now();
-      void this.deps.store.put({ ...stored, tasksDone: p.done, tasksTotal: p.total, status: "running" });
+      void this.deps.store.put({
+        ...stored,
+        tasksDone: p.done,
+        tasksTotal: p.total,
+        status: "running",
+      });
     }
   }
 
   /** The pool moved from WebGPU to wasm mid-run, after `finished` of its tasks had finished there (they are kept). */
   fellBack(reason: string, finished: number): void {
     const lost = /^the WebGPU device was lost: (.*)$/.exec(reason);
-    const what = lost ? `The GPU was lost (${lost[1].replace(/\.$/, "")})` : `WebGPU stopped working (${reason})`;
+    const what = lost
+      ? `The GPU was lost (${lost[1].replace(/\.$/, "")})`
+      : `WebGPU stopped working (${reason})`;
     const tasks = `${finished} finished task${finished === 1 ? "" : "s"}`;
     this.#fallback = `moved to wasm after ${tasks} on webgpu: ${reason}`;
-    if (this.backend) this.backend = { ...this.backend, name: "wasm", reason: "switched from WebGPU to wasm mid-run", notice: `${what}: the run moved to the CPU (wasm), keeping its ${tasks}.` };
+    if (this.backend)
+      this.backend = {
+        ...this.backend,
+        name: "wasm",
+        reason: "switched from WebGPU to wasm mid-run",
+        notice: `${what}: the run moved to the CPU (wasm), keeping its ${tasks}.`,
+      };
   }
 
   note(message: string): void {

@@ -15,11 +15,36 @@ import { LmCancelledError } from "../../lm/errors";
 import { DEFAULT_MODEL_IDS } from "../../lm/models";
 import { printable } from "../../remote/printable";
 import type { VsTextSelection } from "../../lm/vs-parse";
-import { compareDirectVs, compareSteps, type CompareMeasures, type CompareProgress, type CompareSampling, type MeasureSet as MeasureSetOf, type ReplyView, type VsCallView } from "../../lm/compare";
+import {
+  compareDirectVs,
+  compareSteps,
+  type CompareMeasures,
+  type CompareProgress,
+  type CompareSampling,
+  type MeasureSet as MeasureSetOf,
+  type ReplyView,
+  type VsCallView,
+} from "../../lm/compare";
 import { gammaSteps, sampleAndFitGamma, type GammaProgress } from "../../lm/gamma-run";
 import type { LmGammaReport } from "../../lm/lm-gamma";
-import { DEFAULT_CARD, DEFAULT_STATE, LAB_BENCHMARK, defaultState, labBenchmark, labDialogue } from "../lib/lm-benchmarks";
-import type { EndpointRole, EndpointSpec, LabEmbeddingModel, LabLanguageModel, LabModelInfo, LmLabHost, LoadCall, ModelRole } from "../lib/lm-contracts";
+import {
+  DEFAULT_CARD,
+  DEFAULT_STATE,
+  LAB_BENCHMARK,
+  defaultState,
+  labBenchmark,
+  labDialogue,
+} from "../lib/lm-benchmarks";
+import type {
+  EndpointRole,
+  EndpointSpec,
+  LabEmbeddingModel,
+  LabLanguageModel,
+  LabModelInfo,
+  LmLabHost,
+  LoadCall,
+  ModelRole,
+} from "../lib/lm-contracts";
 import { describeError, describeLoadError, type LabError } from "../lib/lm-errors";
 import { droppedKeyNote, endpointSpecOf, keyIsStale, type TypedKey } from "../lib/lm-keys";
 
@@ -112,11 +137,17 @@ export class LmLabState {
   localPath = $state("models/");
   device = $state<DeviceRequest>("auto");
   /** Endpoint source: the simulator's server and model, and the base model's (an empty URL: the simulator's server). */
-  endpoints = $state<Record<EndpointRole, { baseUrl: string; model: string }>>({ instruct: { baseUrl: "http://127.0.0.1:8000/v1", model: "" }, base: { baseUrl: "", model: "" } });
+  endpoints = $state<Record<EndpointRole, { baseUrl: string; model: string }>>({
+    instruct: { baseUrl: "http://127.0.0.1:8000/v1", model: "" },
+    base: { baseUrl: "", model: "" },
+  });
   /** Why a key was just dropped (its server's URL was changed), shown beside the key field. */
   keyNote = $state.raw<string | null>(null);
   // each key with the URL it was typed for: memory only, sent only there
-  #keys = $state<Record<EndpointRole, TypedKey>>({ instruct: { key: "", url: "" }, base: { key: "", url: "" } });
+  #keys = $state<Record<EndpointRole, TypedKey>>({
+    instruct: { key: "", url: "" },
+    base: { key: "", url: "" },
+  });
 
   // which benchmark's user the LM plays (set through `benchmark`)
   #benchmark = $state(LAB_BENCHMARK);
@@ -164,26 +195,37 @@ export class LmLabState {
   readonly decision = $derived(this.lab.lm.decisionDue(this.dialogue));
   /** k while it is being edited can be anything; the shown prompt and call count use a valid one. */
   readonly #kShown = $derived(Number.isInteger(this.k) && this.k >= 1 && this.k <= 20 ? this.k : 5);
-  readonly prompts = $derived({ direct: this.lab.lm.directPrompt(this.dialogue), vs: this.lab.lm.vsPrompt(this.dialogue, { k: this.#kShown }) });
-  readonly vsCalls = $derived(Number.isInteger(this.n) && this.n >= 1 ? Math.ceil(this.n / this.#kShown) : 0);
+  readonly prompts = $derived({
+    direct: this.lab.lm.directPrompt(this.dialogue),
+    vs: this.lab.lm.vsPrompt(this.dialogue, { k: this.#kShown }),
+  });
+  readonly vsCalls = $derived(
+    Number.isInteger(this.n) && this.n >= 1 ? Math.ceil(this.n / this.#kShown) : 0,
+  );
   /** Overall load progress over every file seen so far, in [0, 1]; null before sizes are known. */
   readonly overall = $derived.by(() => {
     const total = this.files.reduce((s, f) => s + f.total, 0);
-    return total > 0 ? Math.min(1, this.files.reduce((s, f) => s + Math.min(f.loaded, f.total), 0) / total) : null;
+    return total > 0
+      ? Math.min(1, this.files.reduce((s, f) => s + Math.min(f.loaded, f.total), 0) / total)
+      : null;
   });
   readonly settingsProblem = $derived.by(() => {
-    const bad = (x: number, min: number, max: number, int = true) => !(Number.isFinite(x) && x >= min && x <= max && (!int || Number.isInteger(x)));
+    const bad = (x: number, min: number, max: number, int = true) =>
+      !(Number.isFinite(x) && x >= min && x <= max && (!int || Number.isInteger(x)));
     if (bad(this.n, 1, 200)) return "replies each way must be a whole number from 1 to 200";
     if (bad(this.k, 1, 20)) return "k must be a whole number from 1 to 20";
     if (bad(this.tailThreshold, 0, 1, false)) return "the tail threshold must lie in [0, 1]";
     if (bad(this.temperature, 0, 5, false)) return "the temperature must lie in [0, 5]";
-    if (bad(this.maxNewTokens, 1, 512)) return "max new tokens must be a whole number from 1 to 512";
+    if (bad(this.maxNewTokens, 1, 512))
+      return "max new tokens must be a whole number from 1 to 512";
     if (!Number.isInteger(this.seed)) return "the seed must be a whole number";
-    if (bad(this.gammaSamples, 2, 100)) return "γ samples per state must be a whole number from 2 to 100";
+    if (bad(this.gammaSamples, 2, 100))
+      return "γ samples per state must be a whole number from 2 to 100";
     return null;
   });
 
-  #models: { instruct?: LabLanguageModel; base?: LabLanguageModel; embedder?: LabEmbeddingModel } = {};
+  #models: { instruct?: LabLanguageModel; base?: LabLanguageModel; embedder?: LabEmbeddingModel } =
+    {};
   #abort: AbortController | null = null;
 
   // ───────────────────────────────────────────────────────────────────────────────────────────
@@ -233,7 +275,10 @@ export class LmLabState {
   }
   set benchmark(id: string) {
     if (id === this.#benchmark && this.cards.some((c) => c.id === this.cardId)) return;
-    if (this.busy) throw new Error("LM lab: wait for the running job (or cancel it) before choosing another benchmark");
+    if (this.busy)
+      throw new Error(
+        "LM lab: wait for the running job (or cancel it) before choosing another benchmark",
+      );
     const { lm } = labBenchmark(id);
     this.#benchmark = id;
     this.cardId = lm.cards[0].id;
@@ -306,22 +351,43 @@ export class LmLabState {
     if (this.busy) return false;
     const source = this.source;
     const endpoint = source === "endpoint";
-    const given = (r: ModelRole) => (endpoint && r !== "embedder" ? this.endpoints[r].model : this.ids[r]).trim() !== "";
+    const given = (r: ModelRole) =>
+      (endpoint && r !== "embedder" ? this.endpoints[r].model : this.ids[r]).trim() !== "";
     const roles = MODEL_ROLES.filter((r) => source === "tiny" || given(r));
     if (endpoint && (!this.host.connectEndpoint || this.endpoints.instruct.baseUrl.trim() === "")) {
-      this.error = { kind: null, title: "No server", message: "Give the base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1.", job: "load" };
+      this.error = {
+        kind: null,
+        title: "No server",
+        message: "Give the base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1.",
+        job: "load",
+      };
       return false;
     }
     if (endpoint && !roles.includes("instruct")) {
-      this.error = { kind: null, title: "No simulator model", message: "Give the name of the instruct (chat) model as the server lists it.", job: "load" };
+      this.error = {
+        kind: null,
+        title: "No simulator model",
+        message: "Give the name of the instruct (chat) model as the server lists it.",
+        job: "load",
+      };
       return false;
     }
     if (!roles.includes("instruct")) {
-      this.error = { kind: null, title: "No simulator model", message: "Give the id of an instruct (chat) model for the simulator.", job: "load" };
+      this.error = {
+        kind: null,
+        title: "No simulator model",
+        message: "Give the id of an instruct (chat) model for the simulator.",
+        job: "load",
+      };
       return false;
     }
     if (source === "local" && this.localPath.trim() === "") {
-      this.error = { kind: null, title: "No local folder", message: "Give the URL path of the model folder on this server, e.g. models/.", job: "load" };
+      this.error = {
+        kind: null,
+        title: "No local folder",
+        message: "Give the URL path of the model folder on this server, e.g. models/.",
+        job: "load",
+      };
       return false;
     }
     const signal = this.#start("load", "Loading models", roles.length);
@@ -346,10 +412,18 @@ export class LmLabState {
           continue;
         }
         // an endpoint's embedder comes from the hub
-        const src: ModelSource = tiny ? tiny[role] : source === "local" ? { id: this.ids[role].trim(), localModelPath: this.localPath.trim() } : { id: this.ids[role].trim() };
+        const src: ModelSource = tiny
+          ? tiny[role]
+          : source === "local"
+            ? { id: this.ids[role].trim(), localModelPath: this.localPath.trim() }
+            : { id: this.ids[role].trim() };
         current = src;
         this.#label(`Loading the ${ROLE_WORDS[role]} (${src.id})`);
-        const call: LoadCall = { device: this.device, onProgress: (p) => this.#onProgress(role, p), signal };
+        const call: LoadCall = {
+          device: this.device,
+          onProgress: (p) => this.#onProgress(role, p),
+          signal,
+        };
         if (role === "embedder") {
           const m = await this.host.loadEmbeddingModel(src, call);
           this.#models.embedder = m;
@@ -365,10 +439,14 @@ export class LmLabState {
       if (endpoint) this.keyNote = null;
       const instruct = this.loaded.instruct;
       if (instruct && !instruct.hasChatTemplate)
-        this.notice = { job: "load", text: `${instruct.id} has no chat template, so it cannot answer the chat prompts: pick an instruct model for the simulator.` };
+        this.notice = {
+          job: "load",
+          text: `${instruct.id} has no chat template, so it cannot answer the chat prompts: pick an instruct model for the simulator.`,
+        };
       return true;
     } catch (e) {
-      if (current && describeError(e).kind !== "cancelled") this.error = { ...describeLoadError(e, current), job: "load" };
+      if (current && describeError(e).kind !== "cancelled")
+        this.error = { ...describeLoadError(e, current), job: "load" };
       else this.#fail(e, "load", "Loading");
       if (describeError(e).kind === "cancelled") {
         this.host.reset();
@@ -384,8 +462,18 @@ export class LmLabState {
   #onProgress(role: ModelRole, p: LoadProgress): void {
     if (p.kind !== "file") return;
     const i = this.files.findIndex((f) => f.model === p.model && f.file === p.file);
-    const row: FileProgress = { role, model: p.model, file: p.file, loaded: p.loaded, total: p.total, done: p.status === "done" };
-    this.files = i < 0 ? [...this.files, row] : this.files.with(i, { ...row, done: row.done || this.files[i].done });
+    const row: FileProgress = {
+      role,
+      model: p.model,
+      file: p.file,
+      loaded: p.loaded,
+      total: p.total,
+      done: p.status === "done",
+    };
+    this.files =
+      i < 0
+        ? [...this.files, row]
+        : this.files.with(i, { ...row, done: row.done || this.files[i].done });
   }
 
   // ───────────────────────────────────────────────────────────────────────────────────────────
@@ -396,11 +484,21 @@ export class LmLabState {
     if (this.busy) return null;
     const lm = this.#models.instruct;
     if (!lm) {
-      this.error = { kind: null, title: "No model loaded", message: "Load a simulator model first.", job: "compare" };
+      this.error = {
+        kind: null,
+        title: "No model loaded",
+        message: "Load a simulator model first.",
+        job: "compare",
+      };
       return null;
     }
     if (this.settingsProblem) {
-      this.error = { kind: null, title: "Check the settings", message: this.settingsProblem, job: "compare" };
+      this.error = {
+        kind: null,
+        title: "Check the settings",
+        message: this.settingsProblem,
+        job: "compare",
+      };
       return null;
     }
     const embedder = this.#models.embedder;
@@ -424,19 +522,43 @@ export class LmLabState {
     const signal = this.#start("compare", "Direct replies", compareSteps(settings.n, settings.k));
     const t0 = performance.now();
     const requests0 = lm.requestCount?.() ?? null;
-    let result: CompareResult = { settings, direct: [], vs: [], measures: null, embeddingNote: null, requests: null, status: "running", seconds: null };
+    let result: CompareResult = {
+      settings,
+      direct: [],
+      vs: [],
+      measures: null,
+      embeddingNote: null,
+      requests: null,
+      status: "running",
+      seconds: null,
+    };
     this.compare = result;
-    const update = (patch: Partial<CompareResult>) => (this.compare = result = { ...result, ...patch, requests: requests0 === null ? null : lm.requestCount!() - requests0 });
-    const phases = { direct: "Direct replies", vs: `VS calls (k = ${settings.k})`, measures: "Measures" };
+    const update = (patch: Partial<CompareResult>) =>
+      (this.compare = result =
+        {
+          ...result,
+          ...patch,
+          requests: requests0 === null ? null : lm.requestCount!() - requests0,
+        });
+    const phases = {
+      direct: "Direct replies",
+      vs: `VS calls (k = ${settings.k})`,
+      measures: "Measures",
+    };
     const onProgress = (p: CompareProgress) => {
       switch (p.kind) {
         case "phase":
           return this.#label(phases[p.phase]);
         case "batch":
-          this.live = { side: p.side, first: p.first, texts: Array.from({ length: p.rows }, () => "") };
+          this.live = {
+            side: p.side,
+            first: p.first,
+            texts: Array.from({ length: p.rows }, () => ""),
+          };
           return;
         case "text":
-          if (this.live) this.live = { ...this.live, texts: this.live.texts.with(p.row, printable(p.text)) };
+          if (this.live)
+            this.live = { ...this.live, texts: this.live.texts.with(p.row, printable(p.text)) };
           return;
         case "replies":
           this.live = null;
@@ -451,9 +573,17 @@ export class LmLabState {
     try {
       const done = await compareDirectVs({
         lm,
-        prompts: { direct: labLm.directPrompt(d), vs: (k) => labLm.vsPrompt(d, { k }), parseOutcome: (t) => labLm.parseOutcome(t), compareOutcomes: (v) => labLm.compareOutcomes(v) },
+        prompts: {
+          direct: labLm.directPrompt(d),
+          vs: (k) => labLm.vsPrompt(d, { k }),
+          parseOutcome: (t) => labLm.parseOutcome(t),
+          compareOutcomes: (v) => labLm.compareOutcomes(v),
+        },
         // a model that reads act texts gets the dialogue itself (and VS from its :vs twin), not the prompts
-        actReplies: lm.info.endpoint?.actTexts && lm.generateActs ? (vsK, opts, ctl) => lm.generateActs!(bench, d, vsK, opts, ctl) : undefined,
+        actReplies:
+          lm.info.endpoint?.actTexts && lm.generateActs
+            ? (vsK, opts, ctl) => lm.generateActs!(bench, d, vsK, opts, ctl)
+            : undefined,
         embedder,
         sampling: settings,
         // an endpoint streams the batch in flight into `live` (the finished replies are the same as unstreamed: chatReplies)
@@ -464,7 +594,10 @@ export class LmLabState {
       });
       update({ ...done, status: "done", seconds: (performance.now() - t0) / 1000 });
     } catch (e) {
-      update({ status: this.#fail(e, "compare", "The Direct vs VS run"), seconds: (performance.now() - t0) / 1000 });
+      update({
+        status: this.#fail(e, "compare", "The Direct vs VS run"),
+        seconds: (performance.now() - t0) / 1000,
+      });
     } finally {
       this.live = null;
       this.#end();
@@ -481,11 +614,21 @@ export class LmLabState {
     const instruct = this.#models.instruct;
     const base = this.#models.base;
     if (!instruct || !base) {
-      this.error = { kind: null, title: "Load both models", message: "γ needs the instruct model and its base model: load both (give a base model id).", job: "gamma" };
+      this.error = {
+        kind: null,
+        title: "Load both models",
+        message: "γ needs the instruct model and its base model: load both (give a base model id).",
+        job: "gamma",
+      };
       return null;
     }
     if (this.settingsProblem) {
-      this.error = { kind: null, title: "Check the settings", message: this.settingsProblem, job: "gamma" };
+      this.error = {
+        kind: null,
+        title: "Check the settings",
+        message: this.settingsProblem,
+        job: "gamma",
+      };
       return null;
     }
     const noLogprobs = gammaScoringProblem(base.info);
@@ -508,14 +651,21 @@ export class LmLabState {
     };
     const signal = this.#start("gamma", "Sampling", gammaSteps(states.length));
     const t0 = performance.now();
-    let result: GammaResult = { settings, report: null, dropped: 0, status: "running", seconds: null };
+    let result: GammaResult = {
+      settings,
+      report: null,
+      dropped: 0,
+      status: "running",
+      seconds: null,
+    };
     this.gamma = result;
     const bench = this.lab.bench;
     const labels = states.map((id) => this.states.find((s) => s.id === id)!.label);
     const onProgress = (p: GammaProgress) => {
       if (p.kind === "step") this.#step();
       else if (p.phase === "fit") this.#label(`Scoring under ${base.id} and fitting γ`);
-      else this.#label(`${p.phase === "instruct" ? "Instruct" : "Base"} replies, ${labels[p.state]}`);
+      else
+        this.#label(`${p.phase === "instruct" ? "Instruct" : "Base"} replies, ${labels[p.state]}`);
     };
     // an act-text model (serve's simulators) answers the dialogue itself; its acts are scored as text under the base model
     const actTexts = instruct.info.endpoint?.actTexts && instruct.generateActs;
@@ -525,7 +675,13 @@ export class LmLabState {
         base,
         states: states.map((id) => {
           const d = labDialogue(this.cardId, id, benchmark);
-          return { direct: labLm.directPrompt(d), baseText: labLm.baseTextPrompt(d), actReplies: actTexts ? (opts, ctl) => instruct.generateActs!(bench, d, null, opts, ctl) : undefined };
+          return {
+            direct: labLm.directPrompt(d),
+            baseText: labLm.baseTextPrompt(d),
+            actReplies: actTexts
+              ? (opts, ctl) => instruct.generateActs!(bench, d, null, opts, ctl)
+              : undefined,
+          };
         }),
         continuation: labLm.baseContinuation,
         samples: settings.samples,
@@ -534,9 +690,19 @@ export class LmLabState {
         signal,
         onProgress,
       });
-      this.gamma = result = { ...result, report, dropped, status: "done", seconds: (performance.now() - t0) / 1000 };
+      this.gamma = result = {
+        ...result,
+        report,
+        dropped,
+        status: "done",
+        seconds: (performance.now() - t0) / 1000,
+      };
     } catch (e) {
-      this.gamma = result = { ...result, status: this.#fail(e, "gamma", "The γ run"), seconds: (performance.now() - t0) / 1000 };
+      this.gamma = result = {
+        ...result,
+        status: this.#fail(e, "gamma", "The γ run"),
+        seconds: (performance.now() - t0) / 1000,
+      };
     } finally {
       this.#end();
     }
@@ -554,7 +720,8 @@ export function gammaScoringProblem(info: LabModelInfo): string | null {
   if (!ep) return null;
   const c = ep.capabilities;
   const needs = `γ needs the base model's log-probabilities of replies as text, and ${ep.model} at ${ep.baseUrl}`;
-  if (ep.actTexts) return `${needs} reads act texts only and offers no /v1/completions. Serve the base model with vLLM (its /v1/completions gives prompt log-probs) and give it as the base model.`;
+  if (ep.actTexts)
+    return `${needs} reads act texts only and offers no /v1/completions. Serve the base model with vLLM (its /v1/completions gives prompt log-probs) and give it as the base model.`;
   if (!c.echoLogprobs && !c.promptLogprobs)
     return `${needs} gives no prompt log-probs on /v1/completions (neither echo with token offsets nor vLLM's prompt_logprobs), so γ is not computed rather than computed wrong. vLLM gives them.`;
   return null;

@@ -6,7 +6,28 @@
 // the solo agent that does both features itself. All but the solo agent read only what the agent sees.
 import type { Rng } from "../../engine/random";
 import type { Dialogue } from "../types";
-import { AGENT_ACTS, ACK, ASK, CLAIM, DONE, EDIT, PLAN, PLANS, T_ACK, T_ASK, T_DONE, WAIT, claimOf, editOf, ownPlan, planOf, plansOf, sides, theirEditOf, theirPlanOf } from "./world";
+import {
+  AGENT_ACTS,
+  ACK,
+  ASK,
+  CLAIM,
+  DONE,
+  EDIT,
+  PLAN,
+  PLANS,
+  T_ACK,
+  T_ASK,
+  T_DONE,
+  WAIT,
+  claimOf,
+  editOf,
+  ownPlan,
+  planOf,
+  plansOf,
+  sides,
+  theirEditOf,
+  theirPlanOf,
+} from "./world";
 
 export type Agent = (d: Dialogue, rng: Rng) => number;
 
@@ -56,7 +77,10 @@ export function notes(d: Dialogue, maxExchanges: number): Notes {
 
 const edited = (n: Notes, f: number) => n.myEdits.has(f) || n.theirEdits.has(f);
 /** Files nobody has edited that some known plan needs (its own, and the partner's stated one). */
-const gaps = (n: Notes) => [...new Set([...n.own, ...(n.theirPlan >= 0 ? PLANS[n.theirPlan] : [])])].filter((f) => !edited(n, f));
+const gaps = (n: Notes) =>
+  [...new Set([...n.own, ...(n.theirPlan >= 0 ? PLANS[n.theirPlan] : [])])].filter(
+    (f) => !edited(n, f),
+  );
 
 /**
  * The script that wins the modal dutiful partner: wait one move for its plan, edit its own files

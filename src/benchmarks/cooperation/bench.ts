@@ -33,10 +33,14 @@ import {
   type Plans,
 } from "./world";
 
-export type CooperationBenchmark = Benchmark & { humans: CooperationPopulation; params: CooperationParams };
+export type CooperationBenchmark = Benchmark & {
+  humans: CooperationPopulation;
+  params: CooperationParams;
+};
 
 const hiddenOf = (d: Dialogue): number[] => {
-  if (!d.hidden) throw new Error("the world's opening move reads the hidden state (the agent's plan)");
+  if (!d.hidden)
+    throw new Error("the world's opening move reads the hidden state (the agent's plan)");
   return d.hidden;
 };
 
@@ -52,9 +56,20 @@ function partnerPattern(acts: number[]): string {
 }
 
 /** The parts of the Cooperation world that make it a turn-taking benchmark (../scaffold.ts). */
-const TURN_TAKING: TurnTakingWorld = { acts: ACTS, cardLen: CARD_LEN, maskClasses: MASK_CLASSES, agentClass: CLASS.agent, maxContext: MAX_CONTEXT, contextFor, turnOf, replyClass };
+const TURN_TAKING: TurnTakingWorld = {
+  acts: ACTS,
+  cardLen: CARD_LEN,
+  maskClasses: MASK_CLASSES,
+  agentClass: CLASS.agent,
+  maxContext: MAX_CONTEXT,
+  contextFor,
+  turnOf,
+  replyClass,
+};
 
-export function createCooperation(params: CooperationParams = DEFAULT_PARAMS): CooperationBenchmark {
+export function createCooperation(
+  params: CooperationParams = DEFAULT_PARAMS,
+): CooperationBenchmark {
   const population = new CooperationPopulation(params);
   const fields = turnTakingFields(TURN_TAKING, population, params);
   const { turn } = fields;
@@ -70,11 +85,19 @@ export function createCooperation(params: CooperationParams = DEFAULT_PARAMS): C
     reward: (d) => reward(plansOf(d), d.acts),
     success: (d) => reward(plansOf(d), d.acts) === 1,
     bayesPredictive: (d) => population.predictive(d),
-    mode: (d) => `${partnerPattern(d.acts)}|${d.acts.length > 0 ? outcomeWords(plansOf(d), d.acts) : "?"}`,
+    mode: (d) =>
+      `${partnerPattern(d.acts)}|${d.acts.length > 0 ? outcomeWords(plansOf(d), d.acts) : "?"}`,
     render(d, rng) {
-      const lines = renderActs(ACTS, d, rng, (prefix) => speakerOfTurn(turnOf(prefix.acts, params.maxExchanges)));
+      const lines = renderActs(ACTS, d, rng, (prefix) =>
+        speakerOfTurn(turnOf(prefix.acts, params.maxExchanges)),
+      );
       // the merge result, once the episode is over
-      if (d.acts.length > 0 && turn(d) === "done") lines.push({ speaker: "env", act: "merge", text: `(merge) ${outcomeWords(plansOf(d), d.acts)}.` });
+      if (d.acts.length > 0 && turn(d) === "done")
+        lines.push({
+          speaker: "env",
+          act: "merge",
+          text: `(merge) ${outcomeWords(plansOf(d), d.acts)}.`,
+        });
       return lines;
     },
   };
@@ -84,12 +107,21 @@ export function createCooperation(params: CooperationParams = DEFAULT_PARAMS): C
 export type Operator = "partner" | "solo";
 
 /** One episode of an agent with a persona; the world opens with the task. */
-export function playEpisode(bench: CooperationBenchmark, persona: Persona, agent: Agent | ((d: Dialogue) => number), rng: Rng, operator: Operator = "partner"): Dialogue {
+export function playEpisode(
+  bench: CooperationBenchmark,
+  persona: Persona,
+  agent: Agent | ((d: Dialogue) => number),
+  rng: Rng,
+  operator: Operator = "partner",
+): Dialogue {
   const d: Dialogue = { card: persona.card, acts: [], hidden: persona.hidden };
   for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) {
     if (t === "env") d.acts.push(bench.envAct!(d, rng));
     else if (t === "agent") d.acts.push(agent(d, rng));
-    else d.acts.push(operator === "solo" ? T_WAIT : rng.categorical(bench.humans.replyProbs(persona.type, d)));
+    else
+      d.acts.push(
+        operator === "solo" ? T_WAIT : rng.categorical(bench.humans.replyProbs(persona.type, d)),
+      );
   }
   return d;
 }
@@ -119,15 +151,32 @@ export function failureCause(h: Plans, acts: number[]): FailureCause | null {
   for (const f of m.conflicts) {
     const agentAt = acts.findIndex((x) => editOf(x) === f);
     const partnerAt = acts.findIndex((x) => theirEditOf(x) === f);
-    if (!first || Math.max(agentAt, partnerAt) < Math.max(first.agentAt, first.partnerAt)) first = { f, agentAt, partnerAt };
+    if (!first || Math.max(agentAt, partnerAt) < Math.max(first.agentAt, first.partnerAt))
+      first = { f, agentAt, partnerAt };
   }
   const { f, agentAt, partnerAt } = first!;
-  const agentNames = (x: number) => (planOf(x) >= 0 && PLANS[planOf(x)].includes(f)) || claimOf(x) === f;
+  const agentNames = (x: number) =>
+    (planOf(x) >= 0 && PLANS[planOf(x)].includes(f)) || claimOf(x) === f;
   const partnerNames = (x: number) => theirPlanOf(x) >= 0 && PLANS[theirPlanOf(x)].includes(f);
   // agreements to leave f, made before the side's own edit of f
-  const agentAgreed = acts.slice(0, agentAt).some((x, i, pre) => (partnerNames(x) && pre[i + 1] === ACK) || giveOf(x) === f || (planOf(x) >= 0 && !PLANS[planOf(x)].includes(f)));
-  const partnerAgreed = acts.slice(0, partnerAt).some((x, i, pre) => (agentNames(x) && pre[i + 1] === T_ACK) || (theirPlanOf(x) >= 0 && !PLANS[theirPlanOf(x)].includes(f)));
+  const agentAgreed = acts
+    .slice(0, agentAt)
+    .some(
+      (x, i, pre) =>
+        (partnerNames(x) && pre[i + 1] === ACK) ||
+        giveOf(x) === f ||
+        (planOf(x) >= 0 && !PLANS[planOf(x)].includes(f)),
+    );
+  const partnerAgreed = acts
+    .slice(0, partnerAt)
+    .some(
+      (x, i, pre) =>
+        (agentNames(x) && pre[i + 1] === T_ACK) ||
+        (theirPlanOf(x) >= 0 && !PLANS[theirPlanOf(x)].includes(f)),
+    );
   if (agentAgreed || partnerAgreed) return "commitment";
-  const named = acts.slice(0, Math.min(agentAt, partnerAt)).some((x) => agentNames(x) || partnerNames(x));
+  const named = acts
+    .slice(0, Math.min(agentAt, partnerAt))
+    .some((x) => agentNames(x) || partnerNames(x));
   return named ? "expectation" : "communication";
 }

@@ -11,7 +11,13 @@
 import type { Rng } from "../../engine/random";
 import type { Calibration, CalibrationRow, Persona } from "../types";
 import { behaviourAgent, soloBehaviour } from "./agents";
-import { FAILURE_CAUSES, failureCause, playEpisode, type CooperationBenchmark, type FailureCause } from "./bench";
+import {
+  FAILURE_CAUSES,
+  failureCause,
+  playEpisode,
+  type CooperationBenchmark,
+  type FailureCause,
+} from "./bench";
 import { overlapShare } from "./population";
 import { merge, planOf, plansOf } from "./world";
 
@@ -22,7 +28,10 @@ export const COOPERBENCH = {
   conflictsWithPlan: 0.29, // a plan in the first turn
   conflictsWithoutPlan: 0.52,
   overlapping: 0.77, // pairs whose gold patches conflict
-  failures: { expectation: 0.42, commitment: 0.32, communication: 0.26 } as Record<FailureCause, number>,
+  failures: { expectation: 0.42, commitment: 0.32, communication: 0.26 } as Record<
+    FailureCause,
+    number
+  >,
 };
 
 export const CALIBRATION_EPISODES = 20000;
@@ -36,7 +45,11 @@ export interface CoopMeasured {
 }
 
 /** The behaviour agent with partners of the population and alone on the same tasks. */
-export function measureBehaviour(bench: CooperationBenchmark, rng: Rng, episodes = CALIBRATION_EPISODES): CoopMeasured {
+export function measureBehaviour(
+  bench: CooperationBenchmark,
+  rng: Rng,
+  episodes = CALIBRATION_EPISODES,
+): CoopMeasured {
   const E = bench.params.maxExchanges;
   const agent = behaviourAgent(E);
   const solo = soloBehaviour();
@@ -70,8 +83,14 @@ export function measureBehaviour(bench: CooperationBenchmark, rng: Rng, episodes
   return {
     coop: coop / episodes,
     solo: alone / episodes,
-    conflicts: { withPlan: plan.conflicts[1] / Math.max(1, plan.n[1]), withoutPlan: plan.conflicts[0] / Math.max(1, plan.n[0]), planShare: plan.n[1] / episodes },
-    failures: Object.fromEntries(FAILURE_CAUSES.map((c) => [c, causes[c] / Math.max(1, failed)])) as Record<FailureCause, number>,
+    conflicts: {
+      withPlan: plan.conflicts[1] / Math.max(1, plan.n[1]),
+      withoutPlan: plan.conflicts[0] / Math.max(1, plan.n[0]),
+      planShare: plan.n[1] / episodes,
+    },
+    failures: Object.fromEntries(
+      FAILURE_CAUSES.map((c) => [c, causes[c] / Math.max(1, failed)]),
+    ) as Record<FailureCause, number>,
     byType: wins.map((w, z) => w / Math.max(1, seen[z])),
   };
 }
@@ -79,15 +98,48 @@ export function measureBehaviour(bench: CooperationBenchmark, rng: Rng, episodes
 export function calibrate(bench: CooperationBenchmark, rng: Rng): Calibration {
   const m = measureBehaviour(bench, rng);
   const rows: CalibrationRow[] = [
-    { name: "success with a partner / success alone (behaviour agent, same tasks)", real: COOPERBENCH.coopOverSolo, fitted: m.coop / m.solo, tolerance: 0.15 },
-    { name: "merge conflicts, plan stated in the first turn", real: COOPERBENCH.conflictsWithPlan, fitted: m.conflicts.withPlan, tolerance: 0.12 },
-    { name: "merge conflicts, no plan in the first turn", real: COOPERBENCH.conflictsWithoutPlan, fitted: m.conflicts.withoutPlan, tolerance: 0.12 },
-    { name: "feature pairs whose plans share a file (exact)", real: COOPERBENCH.overlapping, fitted: overlapShare(bench.params.planPrior), tolerance: 0.03 },
-    ...FAILURE_CAUSES.map((c) => ({ name: `failed episodes caused by ${c}`, real: COOPERBENCH.failures[c], fitted: m.failures[c], tolerance: 0.1 })),
+    {
+      name: "success with a partner / success alone (behaviour agent, same tasks)",
+      real: COOPERBENCH.coopOverSolo,
+      fitted: m.coop / m.solo,
+      tolerance: 0.15,
+    },
+    {
+      name: "merge conflicts, plan stated in the first turn",
+      real: COOPERBENCH.conflictsWithPlan,
+      fitted: m.conflicts.withPlan,
+      tolerance: 0.12,
+    },
+    {
+      name: "merge conflicts, no plan in the first turn",
+      real: COOPERBENCH.conflictsWithoutPlan,
+      fitted: m.conflicts.withoutPlan,
+      tolerance: 0.12,
+    },
+    {
+      name: "feature pairs whose plans share a file (exact)",
+      real: COOPERBENCH.overlapping,
+      fitted: overlapShare(bench.params.planPrior),
+      tolerance: 0.03,
+    },
+    ...FAILURE_CAUSES.map((c) => ({
+      name: `failed episodes caused by ${c}`,
+      real: COOPERBENCH.failures[c],
+      fitted: m.failures[c],
+      tolerance: 0.1,
+    })),
   ];
   return {
-    source: "CooperBench (behaviour agent × partner population, and alone on the same tasks, vs published results)",
+    source:
+      "CooperBench (behaviour agent × partner population, and alone on the same tasks, vs published results)",
     rows,
-    histograms: [{ name: "cause of a failed episode", bins: [...FAILURE_CAUSES], real: FAILURE_CAUSES.map((c) => COOPERBENCH.failures[c]), fitted: FAILURE_CAUSES.map((c) => m.failures[c]) }],
+    histograms: [
+      {
+        name: "cause of a failed episode",
+        bins: [...FAILURE_CAUSES],
+        real: FAILURE_CAUSES.map((c) => COOPERBENCH.failures[c]),
+        fitted: FAILURE_CAUSES.map((c) => m.failures[c]),
+      },
+    ],
   };
 }

@@ -2,7 +2,15 @@
 // corpus, calibration against CooperBench, reference agents, probe states and outcomes.
 import { z } from "zod";
 import { pct } from "../../util/format";
-import { ensembleFamilies, heldOutPanel, modalType, monteCarloSuccess, narrowTo, oncePerBenchmark, worldParams } from "../scaffold";
+import {
+  ensembleFamilies,
+  heldOutPanel,
+  modalType,
+  monteCarloSuccess,
+  narrowTo,
+  oncePerBenchmark,
+  worldParams,
+} from "../scaffold";
 import type { BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
 import { adaptiveAgent, behaviourAgent, modalScript, soloAgent, type Agent } from "./agents";
 import { createCooperation, playEpisode, type CooperationBenchmark, type Operator } from "./bench";
@@ -25,12 +33,19 @@ export const CooperationCorpusSchema = z.strictObject({
 });
 export type CooperationCorpus = z.infer<typeof CooperationCorpusSchema>;
 
-export const DEFAULT_WORLD: CooperationWorld = { maxExchanges: DEFAULT_PARAMS.maxExchanges, cardInformativeness: DEFAULT_PARAMS.cardInformativeness, noise: DEFAULT_PARAMS.noise };
+export const DEFAULT_WORLD: CooperationWorld = {
+  maxExchanges: DEFAULT_PARAMS.maxExchanges,
+  cardInformativeness: DEFAULT_PARAMS.cardInformativeness,
+  noise: DEFAULT_PARAMS.noise,
+};
 export const DEFAULT_CORPUS: CooperationCorpus = { dialogues: 20000 };
 
 export function cooperationParams(world: CooperationWorld, prior?: number[]): CooperationParams {
   const weights = prior ?? world.typePrior;
-  if (weights && weights.length !== DEFAULT_PARAMS.types.length) throw new Error(`a type prior needs ${DEFAULT_PARAMS.types.length} weights, got ${weights.length}`);
+  if (weights && weights.length !== DEFAULT_PARAMS.types.length)
+    throw new Error(
+      `a type prior needs ${DEFAULT_PARAMS.types.length} weights, got ${weights.length}`,
+    );
   return worldParams(DEFAULT_PARAMS, world, weights);
 }
 
@@ -48,7 +63,13 @@ export function successWith(
   operator: Operator = "partner",
   seed = REFERENCE_SEED,
 ): number {
-  return monteCarloSuccess(bench, (persona, rng) => playEpisode(bench, persona, agent, rng, operator), episodes, onlyType, seed);
+  return monteCarloSuccess(
+    bench,
+    (persona, rng) => playEpisode(bench, persona, agent, rng, operator),
+    episodes,
+    onlyType,
+    seed,
+  );
 }
 
 const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
@@ -70,21 +91,24 @@ const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
     {
       id: "adaptive",
       label: "adaptive agent",
-      description: "Asks for the partner's plan, answers its questions, states its own plan when none comes, skips files the partner edited, and picks up what the partner left undone.",
+      description:
+        "Asks for the partner's plan, answers its questions, states its own plan when none comes, skips files the partner edited, and picks up what the partner left undone.",
       humanSuccess: successWith(bench, adaptive),
       onFigure: true,
     },
     {
       id: "solo",
       label: "solo agent",
-      description: "One agent with both features and no partner edits every file they need (CooperBench's solo setting: the reference for the curse of coordination).",
+      description:
+        "One agent with both features and no partner edits every file they need (CooperBench's solo setting: the reference for the curse of coordination).",
       humanSuccess: successWith(bench, soloAgent(), REFERENCE_EPISODES, undefined, "solo"),
       onFigure: false,
     },
     {
       id: "behaviour",
       label: "behaviour agent",
-      description: "The pretraining corpus' agent with a partner (the toy's coding agent of CooperBench).",
+      description:
+        "The pretraining corpus' agent with a partner (the toy's coding agent of CooperBench).",
       humanSuccess: successWith(bench, behaviourAgent(E)),
       onFigure: false,
     },
@@ -94,19 +118,44 @@ const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
 
 /** States at the partner's turn where simulators' replies are compared (the collapsed one answers each as the dutiful partner). */
 export const PROBE_STATES: ProbeState[] = [
-  { id: "opening-wait", label: "the agent waits at the start", acts: ["task:models+views", "wait"] },
-  { id: "opening-ask", label: "asked for its plan at the start", acts: ["task:models+views", "ask"] },
-  { id: "opening-plan", label: "told the agent's plan at the start", acts: ["task:models+views", "plan:models+views"] },
-  { id: "claim-after-plan", label: "the agent claims a file of its stated plan", acts: ["task:models+views", "wait", "they-plan:views+utils", "claim:views"] },
-  { id: "after-edit", label: "the agent edits after its plan was stated", acts: ["task:models+views", "ask", "they-plan:views+utils", "edit:models"] },
-  { id: "silent-then-told", label: "edited without a word, then told the agent's plan", acts: ["task:models+views", "wait", "they-edit:views", "plan:models+views"] },
+  {
+    id: "opening-wait",
+    label: "the agent waits at the start",
+    acts: ["task:models+views", "wait"],
+  },
+  {
+    id: "opening-ask",
+    label: "asked for its plan at the start",
+    acts: ["task:models+views", "ask"],
+  },
+  {
+    id: "opening-plan",
+    label: "told the agent's plan at the start",
+    acts: ["task:models+views", "plan:models+views"],
+  },
+  {
+    id: "claim-after-plan",
+    label: "the agent claims a file of its stated plan",
+    acts: ["task:models+views", "wait", "they-plan:views+utils", "claim:views"],
+  },
+  {
+    id: "after-edit",
+    label: "the agent edits after its plan was stated",
+    acts: ["task:models+views", "ask", "they-plan:views+utils", "edit:models"],
+  },
+  {
+    id: "silent-then-told",
+    label: "edited without a word, then told the agent's plan",
+    acts: ["task:models+views", "wait", "they-edit:views", "plan:models+views"],
+  },
 ];
 
 export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> = {
   id: "cooperation",
   title: "Cooperation (after CooperBench)",
   roles: { agent: "Agent", user: "Partner", env: "System" },
-  calibratedOn: "CooperBench's published results (solo vs cooperative success, conflicts, failure causes)",
+  calibratedOn:
+    "CooperBench's published results (solo vs cooperative success, conflicts, failure causes)",
   success: "both features passing after the merge",
   worldSchema: CooperationWorldSchema,
   corpusSchema: CooperationCorpusSchema,
@@ -119,23 +168,39 @@ export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> =
     // SCOPE's ensemble: the single simulator's family and two others whose corpora lean to other
     // partner types (type weights: dutiful, silent, ignorer, breaker, passive, deferrer), none of
     // them a panel member's
-    ensemble: ensembleFamilies({ f: [0.2, 0.1, 0.1, 0.1, 0.15, 0.35], g: [0.25, 0.1, 0.35, 0.1, 0.1, 0.1] }),
+    ensemble: ensembleFamilies({
+      f: [0.2, 0.1, 0.1, 0.1, 0.15, 0.35],
+      g: [0.25, 0.1, 0.35, 0.1, 0.1, 0.1],
+    }),
     // the held-out panel: other families, as other LLMs would be: corpora whose most common partner
     // is another type (breaker, silent, passive), other corpus sizes, seeds and sharpness
-    panel: heldOutPanel({ b: [0.2, 0.1, 0.1, 0.35, 0.1, 0.15], c: [0.2, 0.35, 0.1, 0.1, 0.1, 0.15], d: [0.25, 0.1, 0.1, 0.15, 0.3, 0.1] }),
+    panel: heldOutPanel({
+      b: [0.2, 0.1, 0.1, 0.35, 0.1, 0.15],
+      c: [0.2, 0.35, 0.1, 0.1, 0.1, 0.15],
+      d: [0.25, 0.1, 0.1, 0.15, 0.3, 0.1],
+    }),
   },
   create: (world, prior) => createCooperation(cooperationParams(world, prior)),
   parameters: (bench) => asCooperation(bench).params,
   corpusDialogue(b, _corpus, rng) {
     const bench = asCooperation(b);
-    return playEpisode(bench, bench.humans.sample(rng), behaviourAgent(bench.params.maxExchanges), rng);
+    return playEpisode(
+      bench,
+      bench.humans.sample(rng),
+      behaviourAgent(bench.params.maxExchanges),
+      rng,
+    );
   },
   calibration: (bench, _corpus, rng) => calibrate(asCooperation(bench), rng),
   referenceLines,
   probeStates: PROBE_STATES,
   adaptiveProbe(b) {
     const act = adaptiveAgent(asCooperation(b).params.maxExchanges);
-    return { description: "the adaptive agent: asks, answers, claims when nobody states a plan, picks up what is left", act: (d: Dialogue) => act(d) };
+    return {
+      description:
+        "the adaptive agent: asks, answers, claims when nobody states a plan, picks up what is left",
+      act: (d: Dialogue) => act(d),
+    };
   },
   outcome: (_bench, d) => outcomeWords(plansOf(d), d.acts),
 };

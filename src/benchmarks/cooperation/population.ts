@@ -66,7 +66,8 @@ export const DEFAULT_TYPES: PartnerType[] = [
   {
     name: "dutiful",
     prior: 0.38,
-    description: "states its plan first, answers every message, stays off files the agent claims, finishes its feature",
+    description:
+      "states its plan first, answers every message, stays off files the agent claims, finishes its feature",
     card: [
       [0.6, 0.25, 0.15],
       [0.6, 0.4],
@@ -82,7 +83,8 @@ export const DEFAULT_TYPES: PartnerType[] = [
   {
     name: "silent",
     prior: 0.11,
-    description: "never states a plan or answers, but reads the agent's claims; edits every file it needs",
+    description:
+      "never states a plan or answers, but reads the agent's claims; edits every file it needs",
     card: [
       [0.15, 0.6, 0.25],
       [0.5, 0.5],
@@ -98,7 +100,8 @@ export const DEFAULT_TYPES: PartnerType[] = [
   {
     name: "ignorer",
     prior: 0.12,
-    description: "states its plan first but ignores every message: edits all its files whatever the agent says",
+    description:
+      "states its plan first but ignores every message: edits all its files whatever the agent says",
     card: [
       [0.3, 0.2, 0.5],
       [0.4, 0.6],
@@ -114,7 +117,8 @@ export const DEFAULT_TYPES: PartnerType[] = [
   {
     name: "breaker",
     prior: 0.16,
-    description: "states its plan and agrees to stay off the agent's files, then often edits them anyway",
+    description:
+      "states its plan and agrees to stay off the agent's files, then often edits them anyway",
     card: [
       [0.45, 0.2, 0.35],
       [0.35, 0.65],
@@ -130,7 +134,8 @@ export const DEFAULT_TYPES: PartnerType[] = [
   {
     name: "passive",
     prior: 0.12,
-    description: "states its plan, edits one file and says it is done, assuming the agent will do the rest",
+    description:
+      "states its plan, edits one file and says it is done, assuming the agent will do the rest",
     card: [
       [0.4, 0.35, 0.25],
       [0.3, 0.7],
@@ -146,7 +151,8 @@ export const DEFAULT_TYPES: PartnerType[] = [
   {
     name: "deferrer",
     prior: 0.11,
-    description: "waits for the agent to lead: waits or asks for its plan and defers to it; unanswered, edits everything it needs",
+    description:
+      "waits for the agent to lead: waits or asks for its plan and defers to it; unanswered, edits everything it needs",
     card: [
       [0.35, 0.45, 0.2],
       [0.45, 0.55],
@@ -189,7 +195,17 @@ export interface PartnerView {
 }
 
 export function partnerView(acts: number[]): PartnerView {
-  const v: PartnerView = { announced: false, asked: false, stayOff: new Set(), given: [], edited: new Set(), edits: 0, moves: 0, message: -1, agentStated: false };
+  const v: PartnerView = {
+    announced: false,
+    asked: false,
+    stayOff: new Set(),
+    given: [],
+    edited: new Set(),
+    edits: 0,
+    moves: 0,
+    message: -1,
+    agentStated: false,
+  };
   for (const a of acts) {
     if (ACTS[a].kind === "user") v.moves++;
     if (theirPlanOf(a) >= 0) v.announced = true;
@@ -235,7 +251,11 @@ export class CooperationPopulation implements HumanPopulation {
   constructor(params: CooperationParams = DEFAULT_PARAMS) {
     const total = params.types.reduce((a, t) => a + t.prior, 0);
     if (Math.abs(total - 1) > 1e-9) throw new Error(`type priors sum to ${total}, expected 1`);
-    if (params.planPrior.length !== NPLANS || !params.planPrior.every((p) => p >= 0) || Math.abs(params.planPrior.reduce((a, b) => a + b, 0) - 1) > 1e-9)
+    if (
+      params.planPrior.length !== NPLANS ||
+      !params.planPrior.every((p) => p >= 0) ||
+      Math.abs(params.planPrior.reduce((a, b) => a + b, 0) - 1) > 1e-9
+    )
       throw new Error(`the plan prior must be ${NPLANS} probabilities summing to 1`);
     this.params = params;
     this.types = params.types.map(({ name, prior, description }) => ({ name, prior, description }));
@@ -245,15 +265,26 @@ export class CooperationPopulation implements HumanPopulation {
     for (let i = 0; i < sizes[0]; i++)
       for (let j = 0; j < sizes[1]; j++)
         for (let b = 0; b < NPLANS; b++) {
-          const likelihood = Float64Array.from(this.#slots, (s) => s[0][i] * s[1][j] * params.planPrior[b]);
+          const likelihood = Float64Array.from(
+            this.#slots,
+            (s) => s[0][i] * s[1][j] * params.planPrior[b],
+          );
           const p = params.types.reduce((a, t, z) => a + t.prior * likelihood[z], 0);
-          if (p > 0) this.#cards.push({ card: [CARD_ACTS[0][i], CARD_ACTS[1][j], FEATURE_CARD[b]], p, likelihood });
+          if (p > 0)
+            this.#cards.push({
+              card: [CARD_ACTS[0][i], CARD_ACTS[1][j], FEATURE_CARD[b]],
+              p,
+              likelihood,
+            });
         }
   }
 
   sample(rng: Rng): Persona {
     const type = rng.categorical(this.params.types.map((t) => t.prior));
-    const card = [...this.#slots[type].map((p, j) => CARD_ACTS[j][rng.categorical(p)]), FEATURE_CARD[rng.categorical(this.params.planPrior)]];
+    const card = [
+      ...this.#slots[type].map((p, j) => CARD_ACTS[j][rng.categorical(p)]),
+      FEATURE_CARD[rng.categorical(this.params.planPrior)],
+    ];
     return { card, type, hidden: this.sampleHidden(rng) };
   }
 
@@ -284,7 +315,9 @@ export class CooperationPopulation implements HumanPopulation {
     } else if (v.edits >= t.maxEdits) {
       row[T_DONE] = 1;
     } else {
-      const todo = [...mine, ...(t.reads ? v.given : [])].filter((f, i, all) => all.indexOf(f) === i && !v.edited.has(f));
+      const todo = [...mine, ...(t.reads ? v.given : [])].filter(
+        (f, i, all) => all.indexOf(f) === i && !v.edited.has(f),
+      );
       let mass = 1;
       for (const f of todo) {
         const keepOff = t.reads && v.stayOff.has(f) && !v.given.includes(f) ? t.keep : 0; // asked to do it: no promise to keep
@@ -294,7 +327,12 @@ export class CooperationPopulation implements HumanPopulation {
       }
       // a stray edit: only once everything it meant to do is done, and only once
       const outside = FILES.findIndex((_, f) => !mine.includes(f));
-      if (t.stray > 0 && todo.length === 0 && outside >= 0 && ![...v.edited].some((f) => !mine.includes(f))) {
+      if (
+        t.stray > 0 &&
+        todo.length === 0 &&
+        outside >= 0 &&
+        ![...v.edited].some((f) => !mine.includes(f))
+      ) {
         row[T_EDIT[outside]] += mass * t.stray;
         mass *= 1 - t.stray;
       }
@@ -327,7 +365,9 @@ export class CooperationPopulation implements HumanPopulation {
     const like = this.cardLikelihood(d.card);
     const post = Float64Array.from(this.params.types, (t, z) => {
       let w = t.prior * like[z];
-      for (let i = 1; i < d.acts.length && w > 0; i++) if (ACTS[d.acts[i]].kind === "user") w *= this.replyRow(z, plan, d.acts.slice(0, i))[d.acts[i]];
+      for (let i = 1; i < d.acts.length && w > 0; i++)
+        if (ACTS[d.acts[i]].kind === "user")
+          w *= this.replyRow(z, plan, d.acts.slice(0, i))[d.acts[i]];
       return w;
     });
     const total = post.reduce((a, b) => a + b, 0);

@@ -50,27 +50,109 @@ function buildActs(): ActDef[] {
   const acts: ActDef[] = [{ name: "<bos>", kind: "special", templates: [""] }];
   // the agent's acts
   for (let p = 0; p < NPLANS; p++)
-    acts.push({ name: `plan:${planName(p)}`, kind: "agent", templates: [`My plan: I'll change ${planText(p)}.`, `I need ${planText(p)} for my feature; I'll edit those.`] });
-  FILES.forEach((f, i) => acts.push({ name: `claim:${f}`, kind: "agent", templates: [`I'll take ${FILE_TEXT[i]}; please stay off it.`, `${FILE_TEXT[i]} is mine, I'll put both our changes in.`] }));
-  FILES.forEach((f, i) => acts.push({ name: `give:${f}`, kind: "agent", templates: [`Could you do ${FILE_TEXT[i]} for both of us?`, `You take ${FILE_TEXT[i]}, with my part in it too.`] }));
-  acts.push({ name: "ask", kind: "agent", templates: ["Which files will you touch?", "What's your plan? Which files do you need?"] });
+    acts.push({
+      name: `plan:${planName(p)}`,
+      kind: "agent",
+      templates: [
+        `My plan: I'll change ${planText(p)}.`,
+        `I need ${planText(p)} for my feature; I'll edit those.`,
+      ],
+    });
+  FILES.forEach((f, i) =>
+    acts.push({
+      name: `claim:${f}`,
+      kind: "agent",
+      templates: [
+        `I'll take ${FILE_TEXT[i]}; please stay off it.`,
+        `${FILE_TEXT[i]} is mine, I'll put both our changes in.`,
+      ],
+    }),
+  );
+  FILES.forEach((f, i) =>
+    acts.push({
+      name: `give:${f}`,
+      kind: "agent",
+      templates: [
+        `Could you do ${FILE_TEXT[i]} for both of us?`,
+        `You take ${FILE_TEXT[i]}, with my part in it too.`,
+      ],
+    }),
+  );
+  acts.push({
+    name: "ask",
+    kind: "agent",
+    templates: ["Which files will you touch?", "What's your plan? Which files do you need?"],
+  });
   acts.push({ name: "ack", kind: "agent", templates: ["OK, agreed.", "Sounds good."] });
-  acts.push({ name: "reject", kind: "agent", templates: ["No, I'd rather keep that one.", "That doesn't work for me."] });
-  FILES.forEach((f, i) => acts.push({ name: `edit:${f}`, kind: "agent", templates: [`(edits ${FILE_TEXT[i]})`, `(commits a change to ${FILE_TEXT[i]})`] }));
-  acts.push({ name: "wait", kind: "agent", templates: ["(waits)", "Let me see what you do first."] });
-  acts.push({ name: "done", kind: "agent", templates: ["I'm done with my part.", "My feature is finished."] });
+  acts.push({
+    name: "reject",
+    kind: "agent",
+    templates: ["No, I'd rather keep that one.", "That doesn't work for me."],
+  });
+  FILES.forEach((f, i) =>
+    acts.push({
+      name: `edit:${f}`,
+      kind: "agent",
+      templates: [`(edits ${FILE_TEXT[i]})`, `(commits a change to ${FILE_TEXT[i]})`],
+    }),
+  );
+  acts.push({
+    name: "wait",
+    kind: "agent",
+    templates: ["(waits)", "Let me see what you do first."],
+  });
+  acts.push({
+    name: "done",
+    kind: "agent",
+    templates: ["I'm done with my part.", "My feature is finished."],
+  });
   // the partner's acts
-  for (let p = 0; p < NPLANS; p++) acts.push({ name: `they-plan:${planName(p)}`, kind: "user", templates: [`My plan: I'll change ${planText(p)}.`, `I need ${planText(p)}; I'll edit them.`] });
-  acts.push({ name: "they-ask", kind: "user", templates: ["Which files do you need?", "Before I start: what's your plan?"] });
+  for (let p = 0; p < NPLANS; p++)
+    acts.push({
+      name: `they-plan:${planName(p)}`,
+      kind: "user",
+      templates: [`My plan: I'll change ${planText(p)}.`, `I need ${planText(p)}; I'll edit them.`],
+    });
+  acts.push({
+    name: "they-ask",
+    kind: "user",
+    templates: ["Which files do you need?", "Before I start: what's your plan?"],
+  });
   acts.push({ name: "they-ack", kind: "user", templates: ["OK, agreed.", "Fine by me."] });
-  acts.push({ name: "they-reject", kind: "user", templates: ["No, I've already done that one.", "Too late, I changed it already."] });
-  FILES.forEach((f, i) => acts.push({ name: `they-edit:${f}`, kind: "user", templates: [`(edits ${FILE_TEXT[i]})`, `(commits a change to ${FILE_TEXT[i]})`] }));
+  acts.push({
+    name: "they-reject",
+    kind: "user",
+    templates: ["No, I've already done that one.", "Too late, I changed it already."],
+  });
+  FILES.forEach((f, i) =>
+    acts.push({
+      name: `they-edit:${f}`,
+      kind: "user",
+      templates: [`(edits ${FILE_TEXT[i]})`, `(commits a change to ${FILE_TEXT[i]})`],
+    }),
+  );
   acts.push({ name: "they-wait", kind: "user", templates: ["(waits)", "(is busy)"] });
-  acts.push({ name: "they-done", kind: "user", templates: ["I'm done with my part.", "My feature is finished."] });
+  acts.push({
+    name: "they-done",
+    kind: "user",
+    templates: ["I'm done with my part.", "My feature is finished."],
+  });
   // the world's opening: the agent's own task
-  for (let p = 0; p < NPLANS; p++) acts.push({ name: `task:${planName(p)}`, kind: "env", templates: [`(task) Your feature needs changes to ${planText(p)}.`] });
-  for (const [slot, values] of CARD_SLOTS) for (const v of values) acts.push({ name: `card:${v}`, kind: "card", templates: [`${slot}: ${v}`] });
-  for (let p = 0; p < NPLANS; p++) acts.push({ name: `card:feature:${planName(p)}`, kind: "card", templates: [`their feature: ${planText(p)}`] });
+  for (let p = 0; p < NPLANS; p++)
+    acts.push({
+      name: `task:${planName(p)}`,
+      kind: "env",
+      templates: [`(task) Your feature needs changes to ${planText(p)}.`],
+    });
+  for (const [slot, values] of CARD_SLOTS)
+    for (const v of values)
+      acts.push({ name: `card:${v}`, kind: "card", templates: [`${slot}: ${v}`] });
+  for (let p = 0; p < NPLANS; p++)
+    acts.push({
+      name: `card:feature:${planName(p)}`,
+      kind: "card",
+      templates: [`their feature: ${planText(p)}`],
+    });
   return acts;
 }
 
@@ -81,7 +163,8 @@ export function actId(name: string): number {
   if (i < 0) throw new Error(`unknown cooperation act ${name}`);
   return i;
 }
-const each = <T>(xs: readonly T[], name: (x: T, i: number) => string) => xs.map((x, i) => actId(name(x, i)));
+const each = <T>(xs: readonly T[], name: (x: T, i: number) => string) =>
+  xs.map((x, i) => actId(name(x, i)));
 const plansIdx = Array.from({ length: NPLANS }, (_, p) => p);
 
 export const PLAN = each(plansIdx, (p) => `plan:${planName(p)}`);
@@ -129,16 +212,21 @@ export const theirEditOf = (a: number) => tEditIdx[a];
 export const taskOf = (a: number) => taskIdx[a];
 
 /** Agent acts that are messages to the partner (the partner may answer them). */
-export const isAgentMessage = (a: number) => planOf(a) >= 0 || claimOf(a) >= 0 || giveOf(a) >= 0 || a === ASK || a === ACK || a === REJECT;
+export const isAgentMessage = (a: number) =>
+  planOf(a) >= 0 || claimOf(a) >= 0 || giveOf(a) >= 0 || a === ASK || a === ACK || a === REJECT;
 /** Agent messages that ask the partner for an answer (a plan, a claim, a request): an ack or reject may follow. */
-export const wantsAnswer = (a: number) => planOf(a) >= 0 || claimOf(a) >= 0 || giveOf(a) >= 0 || a === ASK;
+export const wantsAnswer = (a: number) =>
+  planOf(a) >= 0 || claimOf(a) >= 0 || giveOf(a) >= 0 || a === ASK;
 
 export const CLASS = { all: 0, agent: 1, answer: 2, move: 3, env: 4 } as const;
 export const MASK_CLASSES: MaskClass[] = [
   { name: "all", allowed: ACTS.map((_, i) => i) },
   { name: "agent", allowed: AGENT_ACTS },
   { name: "partner, answering a message", allowed: USER_ACTS },
-  { name: "partner, nothing to answer", allowed: USER_ACTS.filter((a) => a !== T_ACK && a !== T_REJECT) },
+  {
+    name: "partner, nothing to answer",
+    allowed: USER_ACTS.filter((a) => a !== T_ACK && a !== T_REJECT),
+  },
   { name: "world", allowed: TASK },
 ];
 
@@ -149,7 +237,12 @@ export const MAX_CONTEXT = 64;
 export const contextFor = (maxExchanges: number) => CARD_LEN + 2 + 2 * maxExchanges; // card, <bos>, task, both sides' moves
 
 /** Moves and `done` of each side so far. */
-export function sides(acts: number[]): { agent: number; user: number; agentDone: boolean; userDone: boolean } {
+export function sides(acts: number[]): {
+  agent: number;
+  user: number;
+  agentDone: boolean;
+  userDone: boolean;
+} {
   let agent = 0;
   let user = 0;
   let agentDone = false;
@@ -206,7 +299,8 @@ export function merge(h: Plans, acts: number[]): Merge {
     if (theirEditOf(a) >= 0) byPartner[theirEditOf(a)] = true;
   }
   const conflicts = FILES.flatMap((_, f) => (byAgent[f] && byPartner[f] ? [f] : []));
-  const covered = (p: number) => conflicts.length === 0 && PLANS[p].every((f) => byAgent[f] || byPartner[f]);
+  const covered = (p: number) =>
+    conflicts.length === 0 && PLANS[p].every((f) => byAgent[f] || byPartner[f]);
   return { byAgent, byPartner, conflicts, oursPasses: covered(h[0]), theirsPasses: covered(h[1]) };
 }
 
@@ -217,7 +311,8 @@ export function reward(h: Plans, acts: number[]): number {
 
 export function outcomeWords(h: Plans, acts: number[]): string {
   const m = merge(h, acts);
-  if (m.conflicts.length) return `merge conflict in ${m.conflicts.map((f) => FILE_TEXT[f]).join(", ")}`;
+  if (m.conflicts.length)
+    return `merge conflict in ${m.conflicts.map((f) => FILE_TEXT[f]).join(", ")}`;
   if (m.oursPasses && m.theirsPasses) return "both pass";
   if (m.oursPasses) return "only ours passes";
   if (m.theirsPasses) return "only theirs passes";
@@ -227,7 +322,8 @@ export function outcomeWords(h: Plans, acts: number[]): string {
 /** The partner's plan, from the card's last token. */
 export function partnerPlan(card: readonly number[]): number {
   const p = FEATURE_CARD.indexOf(card[CARD_LEN - 1]);
-  if (card.length !== CARD_LEN || p < 0) throw new Error("a cooperation card ends with the partner's feature");
+  if (card.length !== CARD_LEN || p < 0)
+    throw new Error("a cooperation card ends with the partner's feature");
   return p;
 }
 

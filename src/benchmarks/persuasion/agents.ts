@@ -6,10 +6,16 @@ import type { Dialogue } from "../types";
 import { p4gStats, type P4GStrategy } from "./p4g-stats";
 import { ASK, GREETING, STRATEGIES, STRATEGY_ACTS } from "./world";
 
-const STRATEGY_FREQ = STRATEGIES.map(([, label]) => p4gStats.strategies.frequencies[label as P4GStrategy]);
+const STRATEGY_FREQ = STRATEGIES.map(
+  ([, label]) => p4gStats.strategies.frequencies[label as P4GStrategy],
+);
 const ASK_HAZARD = [0, 0.08, 0.15, 0.3]; // P(ask now) at exchanges 1 … 4, if not asked yet; exchange 5 never asks
 
-export function behaviourAgent(d: Dialogue, rng: Rng, style: ArrayLike<number> = STRATEGY_FREQ): number {
+export function behaviourAgent(
+  d: Dialogue,
+  rng: Rng,
+  style: ArrayLike<number> = STRATEGY_FREQ,
+): number {
   const exchange = d.acts.length / 2; // 0-based
   if (exchange === 0) return rng.uniform() < 0.7 ? GREETING : STRATEGY_ACTS[rng.categorical(style)];
   if (exchange < ASK_HAZARD.length && rng.uniform() < ASK_HAZARD[exchange]) return ASK;

@@ -20,7 +20,11 @@ export interface Ceilings {
 const OPENERS = [GREETING, ...STRATEGY_ACTS];
 
 /** Success probability (donation ≥ $1) of each type for five agent acts (the last may be "ask"). */
-function successes(pop: PersuasionPopulation, effects: Float64Array[], script: number[]): Float64Array {
+function successes(
+  pop: PersuasionPopulation,
+  effects: Float64Array[],
+  script: number[],
+): Float64Array {
   const { repeatDecay } = pop.params;
   return Float64Array.from(effects, (e, z) => {
     // willingness as PersuasionPopulation.willingness computes it: the n-th use of a strategy moves it by decay^(n−1)
@@ -40,14 +44,22 @@ function allPlans(): number[][] {
   const S = STRATEGY_ACTS.length;
   const plans: number[][] = [];
   for (const last of [ASK, ...STRATEGY_ACTS]) {
-    for (let i = 0; i < S ** 3; i++) plans.push([STRATEGY_ACTS[i % S], STRATEGY_ACTS[Math.floor(i / S) % S], STRATEGY_ACTS[Math.floor(i / S ** 2)], last]);
+    for (let i = 0; i < S ** 3; i++)
+      plans.push([
+        STRATEGY_ACTS[i % S],
+        STRATEGY_ACTS[Math.floor(i / S) % S],
+        STRATEGY_ACTS[Math.floor(i / S ** 2)],
+        last,
+      ]);
   }
   return plans;
 }
 
 /** succ[o][p][z]: success of type z under opener o followed by plan p (order does not matter, so equal multisets share one row). */
 function successTable(pop: PersuasionPopulation, plans: number[][]): Float64Array[][] {
-  const effects = pop.params.types.map((t) => Float64Array.from(ACTS, (a) => t.effects[a.name] ?? 0));
+  const effects = pop.params.types.map((t) =>
+    Float64Array.from(ACTS, (a) => t.effects[a.name] ?? 0),
+  );
   const memo = new Map<string, Float64Array>();
   return OPENERS.map((o) =>
     plans.map((p) => {
@@ -95,7 +107,11 @@ export interface AdaptOncePersuader {
   act(d: Dialogue): number; // the next agent act of a dialogue it has played so far
 }
 
-function adaptOnce(pop: PersuasionPopulation, succ: Float64Array[][], plans: number[][]): AdaptOncePersuader {
+function adaptOnce(
+  pop: PersuasionPopulation,
+  succ: Float64Array[][],
+  plans: number[][],
+): AdaptOncePersuader {
   let best = { o: 0, v: -1, choice: new Map<string, number>() };
   for (let o = 0; o < OPENERS.length; o++) {
     let v = 0;
@@ -104,7 +120,9 @@ function adaptOnce(pop: PersuasionPopulation, succ: Float64Array[][], plans: num
     for (const card of pop.cardDistribution()) {
       const post = pop.posterior({ card: card.card, acts: [] });
       for (const u of USER_ACTS) {
-        const joint = post.map((w, z) => w * pop.replyProbs(z, { card: card.card, acts: [OPENERS[o]] })[u]);
+        const joint = post.map(
+          (w, z) => w * pop.replyProbs(z, { card: card.card, acts: [OPENERS[o]] })[u],
+        );
         let bv = 0;
         let bp = 0;
         for (const p of front) {
@@ -126,7 +144,10 @@ function adaptOnce(pop: PersuasionPopulation, succ: Float64Array[][], plans: num
     act(d) {
       if (d.acts.length === 0) return first;
       const p = best.choice.get(`${d.card.join(",")}|${d.acts[1]}`);
-      if (p === undefined) throw new Error(`adapt-once persuader: no plan for card ${d.card.join(",")} and reply ${d.acts[1]}`);
+      if (p === undefined)
+        throw new Error(
+          `adapt-once persuader: no plan for card ${d.card.join(",")} and reply ${d.acts[1]}`,
+        );
       return plans[p][d.acts.length / 2 - 1];
     },
   };
@@ -142,7 +163,10 @@ export function ceilings(pop: PersuasionPopulation): Ceilings {
   const T = pop.types.length;
   const plans = allPlans();
   const succ = successTable(pop, plans);
-  const names = (o: number, p: number) => [ACTS[OPENERS[o]].name, ...plans[p].map((a) => ACTS[a].name)];
+  const names = (o: number, p: number) => [
+    ACTS[OPENERS[o]].name,
+    ...plans[p].map((a) => ACTS[a].name),
+  ];
   const prior = pop.types.map((t) => t.prior);
   const withHumans = (v: Float64Array) => v.reduce((s, x, z) => s + prior[z] * x, 0);
 

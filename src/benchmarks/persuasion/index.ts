@@ -33,7 +33,8 @@ export type PersuasionWorld = z.infer<typeof WorldSchema>;
 export type PersuasionCorpus = z.infer<typeof CorpusSchema>;
 
 type PersuasionBenchmark = ReturnType<typeof createPersuasion>;
-const population = (bench: Benchmark) => (bench as PersuasionBenchmark).humans as PersuasionPopulation;
+const population = (bench: Benchmark) =>
+  (bench as PersuasionBenchmark).humans as PersuasionPopulation;
 
 export function worldParams(world: PersuasionWorld, skew?: number[]): PersuasionParams {
   const prior = skew ?? world.typePrior;
@@ -42,7 +43,10 @@ export function worldParams(world: PersuasionWorld, skew?: number[]): Persuasion
     cardInformativeness: world.cardInformativeness,
     replySharpness: world.replySharpness,
     repeatDecay: world.repeatDecay,
-    types: DEFAULT_PARAMS.types.map((t, z) => ({ ...t, prior: prior ? prior[z] / prior.reduce((a, b) => a + b, 0) : t.prior })),
+    types: DEFAULT_PARAMS.types.map((t, z) => ({
+      ...t,
+      prior: prior ? prior[z] / prior.reduce((a, b) => a + b, 0) : t.prior,
+    })),
   };
 }
 
@@ -56,7 +60,13 @@ export function ceilingLines(c: Ceilings): ReferenceLine[] {
       humanSuccess: c.modalScript.humanSuccess,
       onFigure: true,
     },
-    { id: "best-script", label: "best fixed script", description: `the best fixed script (${c.bestScript.acts.join(" → ")})`, humanSuccess: c.bestScript.humanSuccess, onFigure: false },
+    {
+      id: "best-script",
+      label: "best fixed script",
+      description: `the best fixed script (${c.bestScript.acts.join(" → ")})`,
+      humanSuccess: c.bestScript.humanSuccess,
+      onFigure: false,
+    },
     {
       id: "adapt-once",
       label: "reading replies",
@@ -64,7 +74,13 @@ export function ceilingLines(c: Ceilings): ReferenceLine[] {
       humanSuccess: c.adaptOnce.humanSuccess,
       onFigure: true,
     },
-    { id: "type-known", label: "knowing the type", description: "each latent type's own best script (a persuader told the type)", humanSuccess: c.typeKnown, onFigure: false },
+    {
+      id: "type-known",
+      label: "knowing the type",
+      description: "each latent type's own best script (a persuader told the type)",
+      humanSuccess: c.typeKnown,
+      onFigure: false,
+    },
   ];
 }
 
@@ -73,10 +89,26 @@ const PROBE_STATES: ProbeState[] = [
   { id: "after-emotion", label: "after an emotional appeal", acts: ["emotion"] },
   { id: "after-credibility", label: "after a credibility appeal", acts: ["credibility"] },
   { id: "after-personal-inquiry", label: "after a personal inquiry", acts: ["personal-inquiry"] },
-  { id: "ask-after-greeting", label: "the donation decision, asked right after a neutral opening", acts: ["greeting", "neutral", "ask"] },
-  { id: "after-cost-objection", label: "a small ask after a cost objection (reveals the frugal type)", acts: ["greeting", "object-cost", "foot-in-the-door"] },
-  { id: "after-trust-objection", label: "a logical appeal after a trust objection (reveals the skeptic)", acts: ["credibility", "object-trust", "logical"] },
-  { id: "ask-after-sharing", label: "the donation decision after the persuadee shared something personal", acts: ["emotion", "share-personal", "ask"] },
+  {
+    id: "ask-after-greeting",
+    label: "the donation decision, asked right after a neutral opening",
+    acts: ["greeting", "neutral", "ask"],
+  },
+  {
+    id: "after-cost-objection",
+    label: "a small ask after a cost objection (reveals the frugal type)",
+    acts: ["greeting", "object-cost", "foot-in-the-door"],
+  },
+  {
+    id: "after-trust-objection",
+    label: "a logical appeal after a trust objection (reveals the skeptic)",
+    acts: ["credibility", "object-trust", "logical"],
+  },
+  {
+    id: "ask-after-sharing",
+    label: "the donation decision after the persuadee shared something personal",
+    acts: ["emotion", "share-personal", "ask"],
+  },
 ];
 
 export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
@@ -94,17 +126,26 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
     // SCOPE's ensemble of three model families and the held-out panel (../scaffold.ts), with corpora
     // that lean to other types (type weights: skeptic, empathetic, frugal, social)
     ensemble: ensembleFamilies({ f: [0.55, 0.2, 0.15, 0.1], g: [0.35, 0.3, 0.1, 0.25] }),
-    panel: heldOutPanel({ b: [0.3, 0.4, 0.15, 0.15], c: [0.3, 0.2, 0.35, 0.15], d: [0.35, 0.2, 0.15, 0.3] }),
+    panel: heldOutPanel({
+      b: [0.3, 0.4, 0.15, 0.15],
+      c: [0.3, 0.2, 0.35, 0.15],
+      d: [0.35, 0.2, 0.15, 0.3],
+    }),
   },
   create: (world, prior) => createPersuasion(worldParams(world, prior)),
   parameters: (bench) => population(bench).params,
-  corpusDialogue: (bench, corpus, rng) => behaviourDialogue(population(bench), bench.humans.sample(rng), rng, corpus.persuaderStyle),
-  calibration: (bench, corpus, rng) => p4gCalibration(population(bench), corpus.persuaderStyle, rng),
+  corpusDialogue: (bench, corpus, rng) =>
+    behaviourDialogue(population(bench), bench.humans.sample(rng), rng, corpus.persuaderStyle),
+  calibration: (bench, corpus, rng) =>
+    p4gCalibration(population(bench), corpus.persuaderStyle, rng),
   referenceLines: (bench) => ceilingLines(ceilings(population(bench))),
   probeStates: PROBE_STATES,
   adaptiveProbe(bench) {
     const p = adaptOncePersuader(population(bench));
-    return { description: `opens with ${bench.acts[p.first].name}, reads the reply and the card, follows the best plan for them`, act: (d: Dialogue) => p.act(d) };
+    return {
+      description: `opens with ${bench.acts[p.first].name}, reads the reply and the card, follows the best plan for them`,
+      act: (d: Dialogue) => p.act(d),
+    };
   },
   lm: benchmarkLm(prompts, {
     outcomeName: "donation",
@@ -125,10 +166,18 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
       world.referenceLines = ceilingLines(world.ceilings as Ceilings);
       delete world.ceilings;
     }
-    const old = calibration?.donationHistogram as { amounts: number[]; real: number[]; fitted: number[] } | undefined;
+    const old = calibration?.donationHistogram as
+      { amounts: number[]; real: number[]; fitted: number[] } | undefined;
     if (calibration && old && !calibration.histograms) {
       calibration.source = CALIBRATION_SOURCE;
-      calibration.histograms = [{ name: "donation ($)", bins: old.amounts.map((a) => `$${a}`), real: old.real, fitted: old.fitted }];
+      calibration.histograms = [
+        {
+          name: "donation ($)",
+          bins: old.amounts.map((a) => `$${a}`),
+          real: old.real,
+          fitted: old.fitted,
+        },
+      ];
       delete calibration.donationHistogram;
     }
   },

@@ -11,7 +11,16 @@ const UNITS: Record<string, number> = {
   zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
   eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19,
 }; // prettier-ignore
-const TENS: Record<string, number> = { twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90 };
+const TENS: Record<string, number> = {
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90,
+};
 const NUMBER_WORD = String.raw`(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[-\s](?:one|two|three|four|five|six|seven|eight|nine))?|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen)`;
 
 function wordValue(w: string): number {
@@ -23,7 +32,10 @@ const DIGITS = String.raw`(\d*\.\d+|\d+(?:\.\d+)?)`;
 
 // Each pattern: a regex over lower-cased text and how to read its match as dollars.
 const AMOUNT_PATTERNS: [RegExp, (m: RegExpExecArray) => number][] = [
-  [new RegExp(String.raw`\b(?:a|one)\s+(?:dollar|buck)\s+(?:and\s+)?fifty(?:\s+cents)?\b`, "g"), () => 1.5],
+  [
+    new RegExp(String.raw`\b(?:a|one)\s+(?:dollar|buck)\s+(?:and\s+)?fifty(?:\s+cents)?\b`, "g"),
+    () => 1.5,
+  ],
   [/\bhalf\s+(?:a|one)\s+(?:dollar|buck)\b/g, () => 0.5],
   [/\bhalf\s+(?:of\s+)?(?:my|the|it|this)\b(?:\s+(?:payment|bonus|money|pay|earnings))?/g, () => 1],
   [new RegExp(String.raw`\$\s*${DIGITS}`, "g"), (m) => Number(m[1])],
@@ -32,7 +44,10 @@ const AMOUNT_PATTERNS: [RegExp, (m: RegExpExecArray) => number][] = [
   [new RegExp(String.raw`\b(${NUMBER_WORD})\s+(?:dollars?|bucks?)\b`, "g"), (m) => wordValue(m[1])],
   [new RegExp(String.raw`\b(${NUMBER_WORD})\s+cents?\b`, "g"), (m) => wordValue(m[1]) / 100],
   [/\b(?:a|one)\s+(?:dollar|buck)\b/g, () => 1],
-  [/\b(?:all\s+of\s+it|everything|all\s+(?:of\s+)?my\s+(?:payment|bonus|money|earnings)|the\s+(?:whole|full|entire)\s+(?:amount|payment|bonus|thing))\b/g, () => 2],
+  [
+    /\b(?:all\s+of\s+it|everything|all\s+(?:of\s+)?my\s+(?:payment|bonus|money|earnings)|the\s+(?:whole|full|entire)\s+(?:amount|payment|bonus|thing))\b/g,
+    () => 2,
+  ],
 ];
 
 const ZERO =
@@ -59,7 +74,8 @@ export function parseDonation(text: string, opts: DonationParseOptions = {}): nu
   const hits: { start: number; end: number; value: number }[] = [];
   for (const [re, read] of AMOUNT_PATTERNS) {
     re.lastIndex = 0;
-    for (let m = re.exec(t); m; m = re.exec(t)) hits.push({ start: m.index, end: m.index + m[0].length, value: read(m) });
+    for (let m = re.exec(t); m; m = re.exec(t))
+      hits.push({ start: m.index, end: m.index + m[0].length, value: read(m) });
   }
   hits.sort((a, b) => a.start - b.start || b.end - a.end);
   let lastEnd = -1;
@@ -67,9 +83,12 @@ export function parseDonation(text: string, opts: DonationParseOptions = {}): nu
     if (h.start < lastEnd) continue; // overlaps an earlier, longer reading
     lastEnd = h.end;
     const before = t.slice(0, h.start);
-    const clause = before.slice(Math.max(before.search(/[^.,;:!?]*$/), before.lastIndexOf(" but ") + 5));
+    const clause = before.slice(
+      Math.max(before.search(/[^.,;:!?]*$/), before.lastIndexOf(" but ") + 5),
+    );
     if (NOT_THE_DONATION.test(before)) continue;
-    if (NEGATION.test(clause) && !/\b(?:more\s+than|up\s+to|at\s+most|only)\b/.test(clause)) continue;
+    if (NEGATION.test(clause) && !/\b(?:more\s+than|up\s+to|at\s+most|only)\b/.test(clause))
+      continue;
     if (!Number.isFinite(h.value)) continue;
     return opts.clamp === false ? h.value : Math.min(2, Math.max(0, h.value));
   }
@@ -82,12 +101,19 @@ export function parseDonation(text: string, opts: DonationParseOptions = {}): nu
 export type DonationComparison = OutcomeComparison;
 
 /** Nearest grid index of a donation in [0, 2]: rounded to $0.5, ties up (as the P4G summary). */
-export const gridIndex = (dollars: number) => Math.min(TOY_DONATION_AMOUNTS.length - 1, Math.max(0, Math.floor(dollars * 2 + 0.5)));
+export const gridIndex = (dollars: number) =>
+  Math.min(TOY_DONATION_AMOUNTS.length - 1, Math.max(0, Math.floor(dollars * 2 + 0.5)));
 
 /** The histogram of donations (null = no donation stated) against P4G's humans. */
-export function compareDonations(donations: readonly (number | null)[], human: readonly number[] = p4gStats.donations.histogram.fractions): DonationComparison {
+export function compareDonations(
+  donations: readonly (number | null)[],
+  human: readonly number[] = p4gStats.donations.histogram.fractions,
+): DonationComparison {
   const amounts = [...TOY_DONATION_AMOUNTS];
-  if (human.length !== amounts.length) throw new Error(`compareDonations: the human histogram has ${human.length} bins, the grid ${amounts.length}`);
+  if (human.length !== amounts.length)
+    throw new Error(
+      `compareDonations: the human histogram has ${human.length} bins, the grid ${amounts.length}`,
+    );
   const counts = new Array<number>(amounts.length).fill(0);
   let parsed = 0;
   let sum = 0;

@@ -13,7 +13,16 @@
 // prompts and scores can be cached.
 import type { Dialogue } from "../types";
 import { userPrompts } from "../lm-scaffold";
-import { ACTS, AMOUNT_ACTS, AMOUNTS, CARD_ACTS, CLASS, MASK_CLASSES, turn, userClass } from "./world";
+import {
+  ACTS,
+  AMOUNT_ACTS,
+  AMOUNTS,
+  CARD_ACTS,
+  CLASS,
+  MASK_CLASSES,
+  turn,
+  userClass,
+} from "./world";
 
 export { baseContinuation, type ActLabelPrompt } from "../lm-scaffold";
 
@@ -29,19 +38,26 @@ const TASK =
 /** The persona card in words, e.g. "agreeable, not very caring and rational". */
 export function describeCard(card: readonly number[]): string {
   const traits = card.map((t) => {
-    if (!CARD_ACTS.includes(t)) throw new Error(`describeCard: token ${t} is not a persuasion card trait`);
+    if (!CARD_ACTS.includes(t))
+      throw new Error(`describeCard: token ${t} is not a persuasion card trait`);
     return ACTS[t].templates[0];
   });
-  return traits.length <= 1 ? traits.join("") : `${traits.slice(0, -1).join(", ")} and ${traits[traits.length - 1]}`;
+  return traits.length <= 1
+    ? traits.join("")
+    : `${traits.slice(0, -1).join(", ")} and ${traits[traits.length - 1]}`;
 }
 
 /** The dialogue as "Speaker: text" lines, each act said with its first template. */
-export function renderTranscript(d: Dialogue, names: { agent: string; user: string } = { agent: AGENT_NAME, user: USER_NAME }): string {
+export function renderTranscript(
+  d: Dialogue,
+  names: { agent: string; user: string } = { agent: AGENT_NAME, user: USER_NAME },
+): string {
   return d.acts
     .map((a, i) => {
       const act = ACTS[a];
       if (!act) throw new Error(`renderTranscript: act ${a} is not a persuasion act`);
-      const speaker = turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent" ? names.agent : names.user;
+      const speaker =
+        turn({ card: d.card, acts: d.acts.slice(0, i) }) === "agent" ? names.agent : names.user;
       return `${speaker}: ${act.templates[0]}`;
     })
     .join("\n");
@@ -51,8 +67,13 @@ export function renderTranscript(d: Dialogue, names: { agent: string; user: stri
 export const decisionDue = (d: Dialogue) => userClass(d) === CLASS.amount;
 
 function systemPrompt(d: Dialogue): string {
-  const lines = [TASK, `Your personality: you are ${describeCard(d.card)}.`, "Stay in character and answer as this person would, in one or two short sentences."];
-  if (decisionDue(d)) lines.push("It is time to decide: say how much you will donate, from $0 to $2.");
+  const lines = [
+    TASK,
+    `Your personality: you are ${describeCard(d.card)}.`,
+    "Stay in character and answer as this person would, in one or two short sentences.",
+  ];
+  if (decisionDue(d))
+    lines.push("It is time to decide: say how much you will donate, from $0 to $2.");
   return lines.join("\n");
 }
 
@@ -69,8 +90,10 @@ function conversation(d: Dialogue): string {
  */
 export function actLabel(act: number): string {
   const a = ACTS[act];
-  if (!a || (a.kind !== "user" && a.kind !== "outcome")) throw new Error(`actLabel: act ${act} is not a user act`);
-  if (a.kind === "outcome") return `I will donate $${AMOUNTS[AMOUNT_ACTS.indexOf(act)].toFixed(2)}.`;
+  if (!a || (a.kind !== "user" && a.kind !== "outcome"))
+    throw new Error(`actLabel: act ${act} is not a user act`);
+  if (a.kind === "outcome")
+    return `I will donate $${AMOUNTS[AMOUNT_ACTS.indexOf(act)].toFixed(2)}.`;
   return a.templates[0];
 }
 
@@ -88,7 +111,10 @@ export const { directPrompt, vsPrompt, baseTextPrompt, actLabelPrompt } = userPr
   renderTranscript,
   checkUserTurn(d, fn) {
     const t = turn(d);
-    if (t !== "user") throw new Error(`${fn}: the dialogue (${d.acts.length} acts) is ${t === "done" ? "over" : "at the Persuader's turn"}, not the persuadee's`);
+    if (t !== "user")
+      throw new Error(
+        `${fn}: the dialogue (${d.acts.length} acts) is ${t === "done" ? "over" : "at the Persuader's turn"}, not the persuadee's`,
+      );
   },
   // the base-model transcript's opening: the scene in the third person
   baseHeader: (d) =>
@@ -106,25 +132,58 @@ const actId = (name: string) => {
 };
 
 /** The 8 persuasion persona cards (three traits, low or high), all-high first. */
-export const LM_CARDS: readonly { id: string; card: number[]; label: string }[] = Array.from({ length: 8 }, (_, i) => {
-  const mask = 7 - i;
-  const names = ["agreeable", "caring", "rational"].map((t, j) => `${t}-${mask & (4 >> j) ? "high" : "low"}`);
-  const card = names.map((n) => actId(`card:${n}`));
-  if (!card.every((c) => CARD_ACTS.includes(c))) throw new Error("LM lab: a card act is not a card trait");
-  return { id: names.join("."), card, label: describeCard(card) };
-});
+export const LM_CARDS: readonly { id: string; card: number[]; label: string }[] = Array.from(
+  { length: 8 },
+  (_, i) => {
+    const mask = 7 - i;
+    const names = ["agreeable", "caring", "rational"].map(
+      (t, j) => `${t}-${mask & (4 >> j) ? "high" : "low"}`,
+    );
+    const card = names.map((n) => actId(`card:${n}`));
+    if (!card.every((c) => CARD_ACTS.includes(c)))
+      throw new Error("LM lab: a card act is not a card trait");
+    return { id: names.join("."), card, label: describeCard(card) };
+  },
+);
 
 /** Preset dialogue states (act names), each ending at the persuadee's turn. */
 export const LM_STATES: readonly { id: string; label: string; acts: string[] }[] = [
   { id: "after-greeting", label: "after the greeting", acts: ["greeting"] },
   { id: "after-emotion", label: "after an emotional appeal", acts: ["emotion"] },
-  { id: "after-trust-objection", label: "a logical appeal after a trust objection", acts: ["credibility", "object-trust", "logical"] },
-  { id: "ask-after-greeting", label: "asked to donate right after a neutral opening", acts: ["greeting", "neutral", "ask"] },
-  { id: "ask-after-sharing", label: "asked to donate after sharing something personal", acts: ["emotion", "share-personal", "ask"] },
-  { id: "ask-after-cost-objection", label: "asked to donate after a cost objection and a small ask", acts: ["greeting", "object-cost", "foot-in-the-door", "agree", "ask"] },
+  {
+    id: "after-trust-objection",
+    label: "a logical appeal after a trust objection",
+    acts: ["credibility", "object-trust", "logical"],
+  },
+  {
+    id: "ask-after-greeting",
+    label: "asked to donate right after a neutral opening",
+    acts: ["greeting", "neutral", "ask"],
+  },
+  {
+    id: "ask-after-sharing",
+    label: "asked to donate after sharing something personal",
+    acts: ["emotion", "share-personal", "ask"],
+  },
+  {
+    id: "ask-after-cost-objection",
+    label: "asked to donate after a cost objection and a small ask",
+    acts: ["greeting", "object-cost", "foot-in-the-door", "agree", "ask"],
+  },
   {
     id: "final-decision",
     label: "the final decision after five exchanges",
-    acts: ["greeting", "agree", "emotion", "share-personal", "credibility", "neutral", "logical", "ask-question", "donation-information", "agree"],
+    acts: [
+      "greeting",
+      "agree",
+      "emotion",
+      "share-personal",
+      "credibility",
+      "neutral",
+      "logical",
+      "ask-question",
+      "donation-information",
+      "agree",
+    ],
   },
 ];

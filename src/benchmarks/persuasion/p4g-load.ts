@@ -5,11 +5,21 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse } from "csv-parse/sync";
-import { P4G_STRATEGIES, P4G_TRAITS, TOY_DONATION_AMOUNTS, type Correlation, type OutOfRangePolicy, type P4GStats, type P4GStrategy, type P4GTrait } from "./p4g-stats";
+import {
+  P4G_STRATEGIES,
+  P4G_TRAITS,
+  TOY_DONATION_AMOUNTS,
+  type Correlation,
+  type OutOfRangePolicy,
+  type P4GStats,
+  type P4GStrategy,
+  type P4GTrait,
+} from "./p4g-stats";
 
 export const P4G_SOURCE: P4GStats["source"] = {
   corpus: "Persuasion for Good",
-  citation: "Wang et al., Persuasion for Good: Towards a Personalized Persuasive Dialogue System for Social Good, ACL 2019",
+  citation:
+    "Wang et al., Persuasion for Good: Towards a Personalized Persuasive Dialogue System for Social Good, ACL 2019",
   licence: "Apache-2.0",
 };
 
@@ -55,7 +65,8 @@ function median(xs: readonly number[]): number {
 
 /** Pearson r; with a 0/1 side it is the point-biserial correlation. */
 export function pearson(xs: readonly number[], ys: readonly number[]): Correlation {
-  if (xs.length !== ys.length) throw new Error(`pearson: lengths differ (${xs.length} vs ${ys.length})`);
+  if (xs.length !== ys.length)
+    throw new Error(`pearson: lengths differ (${xs.length} vs ${ys.length})`);
   const mx = mean(xs);
   const my = mean(ys);
   let sxy = 0;
@@ -107,12 +118,20 @@ export function loadP4GStats(dir: string, options: LoadOptions = {}): P4GStats {
   const outOfRange = options.outOfRange ?? "drop";
   const root = resolve(dir);
   if (!existsSync(root) || !statSync(root).isDirectory()) {
-    throw new Error(`P4G data directory not found: ${root} (expected full_info.csv and annotated_acts.csv there)`);
+    throw new Error(
+      `P4G data directory not found: ${root} (expected full_info.csv and annotated_acts.csv there)`,
+    );
   }
   const infoPath = join(root, "full_info.csv");
   const actsPath = join(root, "annotated_acts.csv");
   const info = readCsv(infoPath, ["B2", "B4", "B6", ...P4G_TRAITS.map((t) => `${t}.x`)]);
-  const acts = readCsv(actsPath, ["dialogue_id", "role", "turn", "persuader_label", "persuadee_label"]);
+  const acts = readCsv(actsPath, [
+    "dialogue_id",
+    "role",
+    "turn",
+    "persuader_label",
+    "persuadee_label",
+  ]);
 
   // --- Donations of persuadees -------------------------------------------------------------
   const persuadees: { row: Row; donation: number }[] = [];
@@ -132,7 +151,8 @@ export function loadP4GStats(dir: string, options: LoadOptions = {}): P4GStats {
       if (outOfRange === "drop") return;
     }
     const donation = Math.min(Math.max(raw, 0), MAX_DONATION);
-    if (donationByDialogue.has(row.B2)) throw new Error(`${infoPath}: two persuadees in dialogue ${row.B2}`);
+    if (donationByDialogue.has(row.B2))
+      throw new Error(`${infoPath}: two persuadees in dialogue ${row.B2}`);
     donationByDialogue.set(row.B2, donation);
     persuadees.push({ row, donation });
   });
@@ -148,7 +168,10 @@ export function loadP4GStats(dir: string, options: LoadOptions = {}): P4GStats {
   // (22 persuader and 15 persuadee sentences) is ignored so each sentence counts once.
   const persuaderCounts = new Map<string, number>();
   const persuadeeCounts = new Map<string, number>();
-  const perDialogue = new Map<string, { strategies: Map<P4GStrategy, number>; persuaderTurns: Set<string> }>();
+  const perDialogue = new Map<
+    string,
+    { strategies: Map<P4GStrategy, number>; persuaderTurns: Set<string> }
+  >();
   acts.forEach((row, i) => {
     checkRole(row.role, `${actsPath} row ${i + 2}`);
     let d = perDialogue.get(row.dialogue_id);
@@ -202,7 +225,10 @@ export function loadP4GStats(dir: string, options: LoadOptions = {}): P4GStats {
       zeroFraction: donations.filter((d) => d === 0).length / donations.length,
       donorMedian: median(donors),
       successFraction: donations.filter((d) => d >= 1).length / donations.length,
-      histogram: { amounts: [...TOY_DONATION_AMOUNTS], fractions: bins.map((b) => b / donations.length) },
+      histogram: {
+        amounts: [...TOY_DONATION_AMOUNTS],
+        fractions: bins.map((b) => b / donations.length),
+      },
     },
     strategies: {
       counts: strategyCounts,
@@ -241,7 +267,8 @@ export function roundP4GStats(stats: P4GStats, digits = 4): P4GStats {
   const round = (v: unknown): unknown => {
     if (typeof v === "number") return Math.round(v * scale) / scale + 0; // + 0 turns -0 into 0, as JSON does
     if (Array.isArray(v)) return v.map(round);
-    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, round(x)]));
+    if (v !== null && typeof v === "object")
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, round(x)]));
     return v;
   };
   return round(stats) as P4GStats;

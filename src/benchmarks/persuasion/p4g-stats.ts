@@ -20,7 +20,20 @@ export const P4G_STRATEGIES = [
 export type P4GStrategy = (typeof P4G_STRATEGIES)[number];
 
 /** Persuadee traits whose correlation with donating is reported (columns `<trait>.x`). */
-export const P4G_TRAITS = ["agreeable", "care", "fairness", "rational", "hedonism", "power", "extrovert", "open", "conscientious", "neurotic", "benevolence", "universalism"] as const;
+export const P4G_TRAITS = [
+  "agreeable",
+  "care",
+  "fairness",
+  "rational",
+  "hedonism",
+  "power",
+  "extrovert",
+  "open",
+  "conscientious",
+  "neurotic",
+  "benevolence",
+  "universalism",
+] as const;
 export type P4GTrait = (typeof P4G_TRAITS)[number];
 
 /** The donation acts of the toy world, in dollars. */

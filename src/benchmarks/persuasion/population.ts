@@ -5,7 +5,20 @@
 // traits are to donating.
 import type { Rng } from "../../engine/random";
 import type { Dialogue, HumanPopulation, Persona } from "../types";
-import { ACTS, AMOUNT_ACTS, AMOUNTS, CARD_ACTS, CARD_LEN, CARD_TRAITS, CLASS, USER_ACTS, USER_TALK, VOCAB, actId, userClass } from "./world";
+import {
+  ACTS,
+  AMOUNT_ACTS,
+  AMOUNTS,
+  CARD_ACTS,
+  CARD_LEN,
+  CARD_TRAITS,
+  CLASS,
+  USER_ACTS,
+  USER_TALK,
+  VOCAB,
+  actId,
+  userClass,
+} from "./world";
 
 /**
  * Parameters of the population. Strategy effects and reply signatures are hand-written (the
@@ -39,7 +52,15 @@ export const DEFAULT_PARAMS: PersuasionParams = {
       prior: 0.46,
       description: "wants facts and proof; put off by sentiment",
       w0: -0.6,
-      effects: { credibility: 0.9, "donation-information": 0.8, logical: 0.7, "source-inquiry": 0.2, emotion: -0.8, "personal-story": -0.7, "self-modeling": -0.3 },
+      effects: {
+        credibility: 0.9,
+        "donation-information": 0.8,
+        logical: 0.7,
+        "source-inquiry": 0.2,
+        emotion: -0.8,
+        "personal-story": -0.7,
+        "self-modeling": -0.3,
+      },
       signature: { "ask-question": 1.2, "object-trust": 1.2, "object-efficacy": 0.8, neutral: 0.4 },
       traits: [0.47, 0.47, 0.58],
     },
@@ -48,7 +69,15 @@ export const DEFAULT_PARAMS: PersuasionParams = {
       prior: 0.24,
       description: "moved by stories and feelings; cold to numbers",
       w0: -0.3,
-      effects: { emotion: 1.0, "personal-story": 0.9, "self-modeling": 0.4, "personal-inquiry": 0.3, logical: -0.7, credibility: -0.5, "donation-information": -0.2 },
+      effects: {
+        emotion: 1.0,
+        "personal-story": 0.9,
+        "self-modeling": 0.4,
+        "personal-inquiry": 0.3,
+        logical: -0.7,
+        credibility: -0.5,
+        "donation-information": -0.2,
+      },
       signature: { "share-personal": 1.4, agree: 0.9 },
       traits: [0.54, 0.56, 0.46],
     },
@@ -57,7 +86,14 @@ export const DEFAULT_PARAMS: PersuasionParams = {
       prior: 0.18,
       description: "short of money; says yes to small concrete asks",
       w0: -0.8,
-      effects: { "foot-in-the-door": 1.1, "donation-information": 0.6, "task-inquiry": 0.3, emotion: -0.5, credibility: -0.2, "personal-story": -0.3 },
+      effects: {
+        "foot-in-the-door": 1.1,
+        "donation-information": 0.6,
+        "task-inquiry": 0.3,
+        emotion: -0.5,
+        credibility: -0.2,
+        "personal-story": -0.3,
+      },
       signature: { "object-cost": 1.5, neutral: 0.7 },
       traits: [0.5, 0.5, 0.52],
     },
@@ -66,7 +102,14 @@ export const DEFAULT_PARAMS: PersuasionParams = {
       prior: 0.12,
       description: "follows what others do; likes being asked about themselves",
       w0: -0.4,
-      effects: { "self-modeling": 1.1, "personal-inquiry": 0.8, "personal-story": 0.3, logical: -0.5, "donation-information": -0.3, credibility: -0.2 },
+      effects: {
+        "self-modeling": 1.1,
+        "personal-inquiry": 0.8,
+        "personal-story": 0.3,
+        logical: -0.5,
+        "donation-information": -0.3,
+        credibility: -0.2,
+      },
       signature: { agree: 1.0, "share-personal": 0.7, "ask-question": 0.6 },
       traits: [0.56, 0.5, 0.47],
     },
@@ -102,7 +145,9 @@ export class PersuasionPopulation implements HumanPopulation {
       for (const [name, v] of Object.entries(t.effects)) e[actId(name)] = v ?? 0;
       return e;
     });
-    this.#talkLogits = params.types.map((t) => Float64Array.from(USER_TALK, ([name]) => params.replySharpness * (t.signature[name] ?? 0)));
+    this.#talkLogits = params.types.map((t) =>
+      Float64Array.from(USER_TALK, ([name]) => params.replySharpness * (t.signature[name] ?? 0)),
+    );
     this.#cards = [];
     for (let bits = 0; bits < 2 ** CARD_LEN; bits++) {
       const card = CARD_TRAITS.map((_, j) => CARD_ACTS[2 * j + ((bits >> j) & 1)]);
@@ -120,7 +165,8 @@ export class PersuasionPopulation implements HumanPopulation {
   sample(rng: Rng): Persona {
     const type = rng.categorical(this.params.types.map((t) => t.prior));
     const card = CARD_TRAITS.map((_, j) => {
-      const high = 0.5 + this.params.cardInformativeness * (this.params.types[type].traits[j] - 0.5);
+      const high =
+        0.5 + this.params.cardInformativeness * (this.params.types[type].traits[j] - 0.5);
       return CARD_ACTS[2 * j + (rng.uniform() < high ? 1 : 0)];
     });
     return { card, type };

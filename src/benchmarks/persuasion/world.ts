@@ -14,16 +14,71 @@ import { TOY_DONATION_AMOUNTS } from "./p4g-stats";
 
 // [toy act, P4G label, templates]
 export const STRATEGIES = [
-  ["logical", "logical-appeal", ["Every dollar goes further there than almost anywhere else.", "It is simply the most efficient way to help."]],
-  ["emotion", "emotion-appeal", ["Imagine a child going to bed hungry tonight.", "These kids are suffering, and it breaks my heart."]],
-  ["credibility", "credibility-appeal", ["Save the Children has worked for a hundred years and is audited every year.", "They are a top-rated, transparent charity."]],
-  ["foot-in-the-door", "foot-in-the-door", ["Even a few cents would make a difference.", "You could start with something tiny."]],
-  ["self-modeling", "self-modeling", ["I am donating part of my own payment.", "I give to them myself every month."]],
-  ["personal-story", "personal-story", ["A child I met through them now goes to school.", "My neighbour's family got help from them once."]],
-  ["donation-information", "donation-information", ["Your donation comes straight out of your task payment.", "You can give any amount from $0 to $2."]],
-  ["source-inquiry", "source-related-inquiry", ["Have you heard of Save the Children?", "Do you know what they do?"]],
-  ["task-inquiry", "task-related-inquiry", ["Do you usually donate to charities?", "Have you done a task like this before?"]],
-  ["personal-inquiry", "personal-related-inquiry", ["Do you have children yourself?", "What causes do you care about?"]],
+  [
+    "logical",
+    "logical-appeal",
+    [
+      "Every dollar goes further there than almost anywhere else.",
+      "It is simply the most efficient way to help.",
+    ],
+  ],
+  [
+    "emotion",
+    "emotion-appeal",
+    [
+      "Imagine a child going to bed hungry tonight.",
+      "These kids are suffering, and it breaks my heart.",
+    ],
+  ],
+  [
+    "credibility",
+    "credibility-appeal",
+    [
+      "Save the Children has worked for a hundred years and is audited every year.",
+      "They are a top-rated, transparent charity.",
+    ],
+  ],
+  [
+    "foot-in-the-door",
+    "foot-in-the-door",
+    ["Even a few cents would make a difference.", "You could start with something tiny."],
+  ],
+  [
+    "self-modeling",
+    "self-modeling",
+    ["I am donating part of my own payment.", "I give to them myself every month."],
+  ],
+  [
+    "personal-story",
+    "personal-story",
+    [
+      "A child I met through them now goes to school.",
+      "My neighbour's family got help from them once.",
+    ],
+  ],
+  [
+    "donation-information",
+    "donation-information",
+    [
+      "Your donation comes straight out of your task payment.",
+      "You can give any amount from $0 to $2.",
+    ],
+  ],
+  [
+    "source-inquiry",
+    "source-related-inquiry",
+    ["Have you heard of Save the Children?", "Do you know what they do?"],
+  ],
+  [
+    "task-inquiry",
+    "task-related-inquiry",
+    ["Do you usually donate to charities?", "Have you done a task like this before?"],
+  ],
+  [
+    "personal-inquiry",
+    "personal-related-inquiry",
+    ["Do you have children yourself?", "What causes do you care about?"],
+  ],
 ] as const;
 
 export const USER_TALK = [
@@ -43,12 +98,30 @@ export const CARD_TRAITS = ["agreeable", "caring", "rational"] as const;
 function buildActs(): ActDef[] {
   const acts: ActDef[] = [
     { name: "<bos>", kind: "special", templates: [""] },
-    { name: "greeting", kind: "agent", templates: ["Hi! How are you today?", "Hello there, thanks for chatting."] },
-    { name: "ask", kind: "agent", templates: ["Would you like to donate some of your payment?", "How much would you like to give?"] },
+    {
+      name: "greeting",
+      kind: "agent",
+      templates: ["Hi! How are you today?", "Hello there, thanks for chatting."],
+    },
+    {
+      name: "ask",
+      kind: "agent",
+      templates: [
+        "Would you like to donate some of your payment?",
+        "How much would you like to give?",
+      ],
+    },
   ];
-  for (const [name, , templates] of STRATEGIES) acts.push({ name, kind: "agent", templates: [...templates] });
-  for (const [name, templates] of USER_TALK) acts.push({ name, kind: "user", templates: [...templates] });
-  for (const a of AMOUNTS) acts.push({ name: `$${a}`, kind: "outcome", templates: [a === 0 ? "I won't donate." : `I'll donate $${a.toFixed(2)}.`] });
+  for (const [name, , templates] of STRATEGIES)
+    acts.push({ name, kind: "agent", templates: [...templates] });
+  for (const [name, templates] of USER_TALK)
+    acts.push({ name, kind: "user", templates: [...templates] });
+  for (const a of AMOUNTS)
+    acts.push({
+      name: `$${a}`,
+      kind: "outcome",
+      templates: [a === 0 ? "I won't donate." : `I'll donate $${a.toFixed(2)}.`],
+    });
   for (const t of CARD_TRAITS) {
     acts.push({ name: `card:${t}-low`, kind: "card", templates: [`not very ${t}`] });
     acts.push({ name: `card:${t}-high`, kind: "card", templates: [`${t}`] });

@@ -36,7 +36,9 @@ import {
 
 export type Agent = (d: Dialogue, rng: Rng) => number;
 
-const NEEDS_REBOOT = new Set(["reseat-sim", "reset-apn", "set-network-mode", "resume-line"].map((n) => STEP[n]));
+const NEEDS_REBOOT = new Set(
+  ["reseat-sim", "reset-apn", "set-network-mode", "resume-line"].map((n) => STEP[n]),
+);
 const REBOOT = STEP.reboot;
 const FAILED = new Set([R["failed-fix"], R["did-something-else"], R.confused]);
 
@@ -92,7 +94,8 @@ export function notes(d: Dialogue, maxExchanges: number): Notes {
     if (k >= 0 && (STEPS[k].by === "agent" || doneAt.has(i + 1))) {
       if (NEEDS_REBOOT.has(k)) rebootPending = true;
       if (k === REBOOT) rebootPending = false;
-      if (STEPS[k].component >= 0 && screen[STEPS[k].component] === 1) fixedSince[STEPS[k].component] = true;
+      if (STEPS[k].component >= 0 && screen[STEPS[k].component] === 1)
+        fixedSince[STEPS[k].component] = true;
       if (account > 0) {
         const seq = FACTORS[ACCOUNT].steps[account] ?? [];
         if (seq[accountDone] === k) accountDone++;
@@ -109,9 +112,17 @@ export function notes(d: Dialogue, maxExchanges: number): Notes {
       lastAgentAt = i;
     }
   const lastReply = lastAgentAt >= 0 && lastAgentAt + 1 < acts.length ? acts[lastAgentAt + 1] : -1;
-  const failedStep = lastAgent >= 0 && stepOf(lastAgent) >= 0 && (FAILED.has(lastReply) || lastReply === R.refuse) ? stepOf(lastAgent) : -1;
+  const failedStep =
+    lastAgent >= 0 && stepOf(lastAgent) >= 0 && (FAILED.has(lastReply) || lastReply === R.refuse)
+      ? stepOf(lastAgent)
+      : -1;
   return {
-    intent: ACTS[acts[0]].name === "ticket:no-service" ? 0 : ACTS[acts[0]].name === "ticket:mobile-data" ? 1 : 2,
+    intent:
+      ACTS[acts[0]].name === "ticket:no-service"
+        ? 0
+        : ACTS[acts[0]].name === "ticket:mobile-data"
+          ? 1
+          : 2,
     screen,
     account,
     fixedSince,
@@ -153,14 +164,20 @@ export interface CarefulOptions {
 }
 
 /** The careful adaptive agent: look up the account, check each likely screen and fix what it shows, guide and reassure, confirm, re-check after "not ok". */
-export function carefulAgent(faultPrior: number[][][], maxExchanges: number, opts: CarefulOptions = { reassure: "before-risky", guide: true }): (d: Dialogue) => number {
+export function carefulAgent(
+  faultPrior: number[][][],
+  maxExchanges: number,
+  opts: CarefulOptions = { reassure: "before-risky", guide: true },
+): (d: Dialogue) => number {
   return (d) => {
     const n = notes(d, maxExchanges);
-    const instruct = (k: number) => (STEPS[k].risky && !n.reassured && opts.reassure === "before-risky" ? REASSURE : DO[k]);
+    const instruct = (k: number) =>
+      STEPS[k].risky && !n.reassured && opts.reassure === "before-risky" ? REASSURE : DO[k];
     if (n.turnsLeft <= 1) return CONFIRM;
     if (n.screen.includes(2) || n.account === 4) return TRANSFER;
     // the customer refused: reassure, then ask again
-    if (n.refusedStep >= 0) return n.lastAgent === REASSURE || n.reassured ? DO[n.refusedStep] : REASSURE;
+    if (n.refusedStep >= 0)
+      return n.lastAgent === REASSURE || n.reassured ? DO[n.refusedStep] : REASSURE;
     // a failed step: walk them back to the screen first (a check guides the next try), else try again
     if (n.failedStep >= 0) {
       const c = STEPS[n.failedStep].component;
@@ -173,7 +190,8 @@ export function carefulAgent(faultPrior: number[][][], maxExchanges: number, opt
     const acc = accountNext(n);
     if (acc >= 0) return acc === DO[STEP["pay-bill"]] ? instruct(STEP["pay-bill"]) : acc;
     const lastCheck = checkOf(n.lastAgent);
-    if (lastCheck >= 0 && n.screen[lastCheck] === 1 && !n.fixedSince[lastCheck]) return instruct(firstStep(lastCheck, 1));
+    if (lastCheck >= 0 && n.screen[lastCheck] === 1 && !n.fixedSince[lastCheck])
+      return instruct(firstStep(lastCheck, 1));
     for (const c of candidates(faultPrior, n.intent)) {
       if (n.screen[c] < 0) return CHECK[c];
       if (n.screen[c] === 1 && !n.fixedSince[c]) return instruct(firstStep(c, 1));
@@ -190,7 +208,10 @@ export function carefulAgent(faultPrior: number[][][], maxExchanges: number, opt
  * happen is asked again as it was. Against an accurate customer this is at least as good as checking
  * first (a check costs the same exchange as a blind fix); it never reassures or guides.
  */
-export function modalScript(faultPrior: number[][][], maxExchanges: number): (d: Dialogue) => number {
+export function modalScript(
+  faultPrior: number[][][],
+  maxExchanges: number,
+): (d: Dialogue) => number {
   return (d) => {
     const n = notes(d, maxExchanges);
     if (n.turnsLeft <= 1) return CONFIRM;
@@ -264,15 +285,21 @@ export const DEFAULT_STYLE: BehaviourStyle = {
  * analysis: skipped checks, forgotten restarts, premature "is it solved?", giving up to a transfer),
  * as a stochastic policy of the dialogue so far.
  */
-export function behaviourAgent(faultPrior: number[][][], maxExchanges: number, style: BehaviourStyle = DEFAULT_STYLE): Agent {
+export function behaviourAgent(
+  faultPrior: number[][][],
+  maxExchanges: number,
+  style: BehaviourStyle = DEFAULT_STYLE,
+): Agent {
   return (d, rng) => {
     const n = notes(d, maxExchanges);
     const u = () => rng.uniform();
     if (n.turnsLeft <= 1) return CONFIRM;
-    if (u() < style.random) return AGENT_ACTS.filter((a) => a !== TRANSFER)[rng.int(AGENT_ACTS.length - 1)];
+    if (u() < style.random)
+      return AGENT_ACTS.filter((a) => a !== TRANSFER)[rng.int(AGENT_ACTS.length - 1)];
     if (n.screen.includes(2) || n.account === 4) return TRANSFER;
     if (n.lastReply === R["not-ok"] && u() < style.giveUp) return TRANSFER;
-    if (n.lastReply === R.refuse && n.refusedStep >= 0) return u() < style.reassureOnRefusal ? REASSURE : DO[n.refusedStep];
+    if (n.lastReply === R.refuse && n.refusedStep >= 0)
+      return u() < style.reassureOnRefusal ? REASSURE : DO[n.refusedStep];
     if (n.lastAgent === REASSURE && n.refusedStep >= 0) return DO[n.refusedStep];
     if (n.failedStep >= 0) {
       const x = u();
@@ -284,7 +311,8 @@ export function behaviourAgent(faultPrior: number[][][], maxExchanges: number, s
     const acc = accountNext(n);
     if (acc >= 0) return acc;
     const lastCheck = checkOf(n.lastAgent);
-    if (lastCheck >= 0 && n.screen[lastCheck] === 1 && !n.fixedSince[lastCheck]) return DO[firstStep(lastCheck, 1)];
+    if (lastCheck >= 0 && n.screen[lastCheck] === 1 && !n.fixedSince[lastCheck])
+      return DO[firstStep(lastCheck, 1)];
     const anyFixed = n.fixedSince.some((x) => x);
     if (anyFixed && u() < style.earlyConfirm) return CONFIRM;
     const instructed = new Set(d.acts.map(stepOf).filter((k) => k >= 0));

@@ -5,7 +5,25 @@ import type { Benchmark, Dialogue, Persona } from "../types";
 import { renderActs, speakerOfTurn, turnTakingFields, type TurnTakingWorld } from "../scaffold";
 import type { Agent } from "./agents";
 import { DEFAULT_PARAMS, ServicePopulation, type ServiceParams } from "./population";
-import { ACTS, CARD_LEN, CLASS, CONFIRM, MASK_CLASSES, MAX_CONTEXT, R, REASSURE, TRANSFER, USER_ACTS, allResolved, contextFor, replyClass, turnOf, unfixable, worldMove, type Hidden } from "./world";
+import {
+  ACTS,
+  CARD_LEN,
+  CLASS,
+  CONFIRM,
+  MASK_CLASSES,
+  MAX_CONTEXT,
+  R,
+  REASSURE,
+  TRANSFER,
+  USER_ACTS,
+  allResolved,
+  contextFor,
+  replyClass,
+  turnOf,
+  unfixable,
+  worldMove,
+  type Hidden,
+} from "./world";
 
 export type ServiceBenchmark = Benchmark & { humans: ServicePopulation; params: ServiceParams };
 
@@ -26,14 +44,24 @@ export function reward(d: Dialogue): number {
 export function outcomeOf(d: Dialogue): string {
   const last = d.acts[d.acts.length - 1];
   const h = hiddenOf(d);
-  if (last === TRANSFER) return unfixable(h) ? "transferred (could not be fixed)" : "transferred (fixable)";
+  if (last === TRANSFER)
+    return unfixable(h) ? "transferred (could not be fixed)" : "transferred (fixable)";
   if (last === R["confirm-ok"]) return reward(d) === 1 ? "fixed" : "confirmed, not fixed";
   if (last === R.leave) return "customer left";
   return "not fixed (out of time)";
 }
 
 /** The parts of the Service world that make it a turn-taking benchmark (../scaffold.ts). */
-const TURN_TAKING: TurnTakingWorld = { acts: ACTS, cardLen: CARD_LEN, maskClasses: MASK_CLASSES, agentClass: CLASS.agent, maxContext: MAX_CONTEXT, contextFor, turnOf, replyClass };
+const TURN_TAKING: TurnTakingWorld = {
+  acts: ACTS,
+  cardLen: CARD_LEN,
+  maskClasses: MASK_CLASSES,
+  agentClass: CLASS.agent,
+  maxContext: MAX_CONTEXT,
+  contextFor,
+  turnOf,
+  replyClass,
+};
 
 export function createService(params: ServiceParams = DEFAULT_PARAMS): ServiceBenchmark {
   const population = new ServicePopulation(params);
@@ -48,11 +76,14 @@ export function createService(params: ServiceParams = DEFAULT_PARAMS): ServiceBe
     mode(d) {
       // which kinds of trouble the customer showed, and how it ended (the toy's SCOPE cluster)
       const shown = new Set<string>();
-      for (const a of d.acts) if (USER_ACTS.includes(a) && a !== R.ack && a !== R["did-fix"] && a !== R["confirm-ok"]) shown.add(ACTS[a].name);
+      for (const a of d.acts)
+        if (USER_ACTS.includes(a) && a !== R.ack && a !== R["did-fix"] && a !== R["confirm-ok"])
+          shown.add(ACTS[a].name);
       const kinds = [...shown].sort().join("+") || "smooth";
       return `${kinds}|${d.hidden ? outcomeOf(d) : "?"}`;
     },
-    render: (d, rng) => renderActs(ACTS, d, rng, (prefix) => speakerOfTurn(turnOf(prefix.acts, params.maxExchanges))),
+    render: (d, rng) =>
+      renderActs(ACTS, d, rng, (prefix) => speakerOfTurn(turnOf(prefix.acts, params.maxExchanges))),
   };
 }
 
@@ -60,12 +91,23 @@ export function createService(params: ServiceParams = DEFAULT_PARAMS): ServiceBe
 export type Operator = "human" | "solo";
 
 /** One episode of an agent with a persona; the world plays its own moves. */
-export function playEpisode(bench: ServiceBenchmark, persona: Persona, agent: Agent | ((d: Dialogue) => number), rng: Rng, operator: Operator = "human"): Dialogue {
+export function playEpisode(
+  bench: ServiceBenchmark,
+  persona: Persona,
+  agent: Agent | ((d: Dialogue) => number),
+  rng: Rng,
+  operator: Operator = "human",
+): Dialogue {
   const d: Dialogue = { card: persona.card, acts: [], hidden: persona.hidden };
   for (let t = bench.turn(d); t !== "done"; t = bench.turn(d)) {
     if (t === "env") d.acts.push(worldMove(hiddenOf(d), d.acts));
     else if (t === "agent") d.acts.push(agent(d, rng));
-    else d.acts.push(operator === "solo" ? soloReply(d) : rng.categorical(bench.humans.replyProbs(persona.type, d)));
+    else
+      d.acts.push(
+        operator === "solo"
+          ? soloReply(d)
+          : rng.categorical(bench.humans.replyProbs(persona.type, d)),
+      );
   }
   return d;
 }

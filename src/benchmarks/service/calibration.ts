@@ -32,7 +32,13 @@ export const TAU2 = {
 
 /** pass^k of one task: the chance that k of its n trials, drawn without replacement, all succeed, C(c, k) / C(n, k) (τ²'s estimator). */
 export function passK(c: number, n: number, k: number): number {
-  if (!(Number.isInteger(c) && Number.isInteger(n) && Number.isInteger(k)) || c < 0 || c > n || k < 1 || k > n)
+  if (
+    !(Number.isInteger(c) && Number.isInteger(n) && Number.isInteger(k)) ||
+    c < 0 ||
+    c > n ||
+    k < 1 ||
+    k > n
+  )
     throw new Error(`passK needs integers 0 ≤ c ≤ n and 1 ≤ k ≤ n, got c=${c} n=${n} k=${k}`);
   let p = 1;
   for (let i = 0; i < k; i++) p *= (c - i) / (n - i);
@@ -45,7 +51,12 @@ export function meanPassK(successes: number[], n: number, k: number): number {
 }
 
 /** Exact task statistics of the prior: intent shares, unfixable share, distribution of fix lengths (fixable tasks). */
-export function taskStats(params: ServiceParams): { intentShare: number[]; unfixable: number; lengths: number[]; meanActions: number } {
+export function taskStats(params: ServiceParams): {
+  intentShare: number[];
+  unfixable: number;
+  lengths: number[];
+  meanActions: number;
+} {
   let unfix = 0;
   const lengths = new Array<number>(12).fill(0);
   params.intentPrior.forEach((pi, i) => {
@@ -56,7 +67,12 @@ export function taskStats(params: ServiceParams): { intentShare: number[]; unfix
   });
   const fixable = 1 - unfix;
   const dist = lengths.map((p) => p / fixable);
-  return { intentShare: [...params.intentPrior], unfixable: unfix, lengths: dist, meanActions: dist.reduce((a, p, L) => a + p * L, 0) };
+  return {
+    intentShare: [...params.intentPrior],
+    unfixable: unfix,
+    lengths: dist,
+    meanActions: dist.reduce((a, p, L) => a + p * L, 0),
+  };
 }
 
 export interface Measured {
@@ -68,10 +84,23 @@ export interface Measured {
 }
 
 /** Success of an agent over `tasks` personas × `trials` each (the same task and customer, replayed): also per task, for pass^k. */
-export function measure(bench: ServiceBenchmark, agent: Agent, operator: Operator, tasks: number, trials: number, rng: Rng): Measured & { perTask: number[] } {
+export function measure(
+  bench: ServiceBenchmark,
+  agent: Agent,
+  operator: Operator,
+  tasks: number,
+  trials: number,
+  rng: Rng,
+): Measured & { perTask: number[] } {
   const pop = bench.humans;
   const T = pop.types.length;
-  const wins = { all: 0, intent: [0, 0, 0], intentN: [0, 0, 0], type: new Array<number>(T).fill(0), typeN: new Array<number>(T).fill(0) };
+  const wins = {
+    all: 0,
+    intent: [0, 0, 0],
+    intentN: [0, 0, 0],
+    type: new Array<number>(T).fill(0),
+    typeN: new Array<number>(T).fill(0),
+  };
   const byLength = Array.from({ length: 12 }, () => ({ successes: 0, episodes: 0 }));
   const perTask: number[] = [];
   for (let t = 0; t < tasks; t++) {
@@ -121,15 +150,60 @@ export function calibrate(bench: ServiceBenchmark, rng: Rng): Calibration {
   };
   const stats = taskStats(params);
   const rows: CalibrationRow[] = [
-    { name: "success, dual control (behaviour agent, pass^1)", real: TAU2.dual, fitted: dual.success, tolerance: 0.08 },
-    { name: "success, agent operates the phone itself (solo)", real: TAU2.solo, fitted: solo.success, tolerance: 0.08 },
-    { name: "success, agent given the gold plan", real: TAU2.gold, fitted: withPlan.success, tolerance: 0.08 },
-    { name: "pass^4, dual control", real: TAU2.pass4, fitted: meanPassK(dual.perTask, s.trials, 4), tolerance: 0.08 },
-    ...INTENTS.map((intent, i) => ({ name: `success, ${intent} tasks`, real: TAU2.byIntent[i], fitted: dual.byIntent[i], tolerance: 0.15 })),
-    { name: "success, fixes of 2 user actions", real: TAU2.atTwoActions, fitted: at(2, 2), tolerance: 0.2 },
-    { name: "success, fixes of ≥ 9 user actions", real: TAU2.atNineOrMore, fitted: at(9, 11), tolerance: 0.1 },
-    { name: "tasks that cannot be fixed (exact)", real: TAU2.unfixable, fitted: stats.unfixable, tolerance: 0.03 },
-    { name: "mean user actions of a fix (exact)", real: TAU2.meanActions, fitted: stats.meanActions, tolerance: 0.3 },
+    {
+      name: "success, dual control (behaviour agent, pass^1)",
+      real: TAU2.dual,
+      fitted: dual.success,
+      tolerance: 0.08,
+    },
+    {
+      name: "success, agent operates the phone itself (solo)",
+      real: TAU2.solo,
+      fitted: solo.success,
+      tolerance: 0.08,
+    },
+    {
+      name: "success, agent given the gold plan",
+      real: TAU2.gold,
+      fitted: withPlan.success,
+      tolerance: 0.08,
+    },
+    {
+      name: "pass^4, dual control",
+      real: TAU2.pass4,
+      fitted: meanPassK(dual.perTask, s.trials, 4),
+      tolerance: 0.08,
+    },
+    ...INTENTS.map((intent, i) => ({
+      name: `success, ${intent} tasks`,
+      real: TAU2.byIntent[i],
+      fitted: dual.byIntent[i],
+      tolerance: 0.15,
+    })),
+    {
+      name: "success, fixes of 2 user actions",
+      real: TAU2.atTwoActions,
+      fitted: at(2, 2),
+      tolerance: 0.2,
+    },
+    {
+      name: "success, fixes of ≥ 9 user actions",
+      real: TAU2.atNineOrMore,
+      fitted: at(9, 11),
+      tolerance: 0.1,
+    },
+    {
+      name: "tasks that cannot be fixed (exact)",
+      real: TAU2.unfixable,
+      fitted: stats.unfixable,
+      tolerance: 0.03,
+    },
+    {
+      name: "mean user actions of a fix (exact)",
+      real: TAU2.meanActions,
+      fitted: stats.meanActions,
+      tolerance: 0.3,
+    },
   ];
   const total = TAU2.actionCounts.reduce((a, b) => a + b, 0);
   const intentTotal = TAU2.intentTasks.reduce((a, b) => a + b, 0);
@@ -138,9 +212,21 @@ export function calibrate(bench: ServiceBenchmark, rng: Rng): Calibration {
       name: "user actions a fix needs (fixable tasks)",
       bins: TAU2.actionCounts.map((_, i) => `${i + 1}`),
       real: TAU2.actionCounts.map((c) => c / total),
-      fitted: TAU2.actionCounts.map((_, i) => (i === 9 ? stats.lengths.slice(10).reduce((a, b) => a + b, 0) : stats.lengths[i + 1])),
+      fitted: TAU2.actionCounts.map((_, i) =>
+        i === 9 ? stats.lengths.slice(10).reduce((a, b) => a + b, 0) : stats.lengths[i + 1],
+      ),
     },
-    { name: "intent of the task", bins: [...INTENTS], real: TAU2.intentTasks.map((c) => c / intentTotal), fitted: stats.intentShare },
+    {
+      name: "intent of the task",
+      bins: [...INTENTS],
+      real: TAU2.intentTasks.map((c) => c / intentTotal),
+      fitted: stats.intentShare,
+    },
   ];
-  return { source: "τ²-bench telecom, gpt-4.1 (behaviour agent × population vs published results; task statistics vs the 114 tasks)", rows, histograms };
+  return {
+    source:
+      "τ²-bench telecom, gpt-4.1 (behaviour agent × population vs published results; task statistics vs the 114 tasks)",
+    rows,
+    histograms,
+  };
 }

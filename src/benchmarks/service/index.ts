@@ -4,7 +4,14 @@
 import { z } from "zod";
 import { pct } from "../../util/format";
 import { benchmarkLm } from "../lm-scaffold";
-import { heldOutPanel, modalType, monteCarloSuccess, narrowTo, oncePerBenchmark, worldParams } from "../scaffold";
+import {
+  heldOutPanel,
+  modalType,
+  monteCarloSuccess,
+  narrowTo,
+  oncePerBenchmark,
+  worldParams,
+} from "../scaffold";
 import type { BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
 import { behaviourAgent, carefulAgent, goldAgent, modalScript, type Agent } from "./agents";
 import { createService, outcomeOf, playEpisode, type ServiceBenchmark } from "./bench";
@@ -29,7 +36,11 @@ export const ServiceCorpusSchema = z.strictObject({
 });
 export type ServiceCorpus = z.infer<typeof ServiceCorpusSchema>;
 
-export const DEFAULT_WORLD: ServiceWorld = { maxExchanges: DEFAULT_PARAMS.maxExchanges, cardInformativeness: DEFAULT_PARAMS.cardInformativeness, noise: DEFAULT_PARAMS.noise };
+export const DEFAULT_WORLD: ServiceWorld = {
+  maxExchanges: DEFAULT_PARAMS.maxExchanges,
+  cardInformativeness: DEFAULT_PARAMS.cardInformativeness,
+  noise: DEFAULT_PARAMS.noise,
+};
 export const DEFAULT_CORPUS: ServiceCorpus = { dialogues: 20000 };
 
 export function serviceParams(world: ServiceWorld, prior?: number[]): ServiceParams {
@@ -42,8 +53,20 @@ export const REFERENCE_EPISODES = 10000; // Monte Carlo episodes per reference a
 const REFERENCE_SEED = 1;
 
 /** Success with humans (and with the modal type alone) of an agent, by Monte Carlo with a fixed seed. */
-export function successWith(bench: ServiceBenchmark, agent: Agent, episodes = REFERENCE_EPISODES, onlyType?: number, seed = REFERENCE_SEED): number {
-  return monteCarloSuccess(bench, (persona, rng) => playEpisode(bench, persona, agent, rng), episodes, onlyType, seed);
+export function successWith(
+  bench: ServiceBenchmark,
+  agent: Agent,
+  episodes = REFERENCE_EPISODES,
+  onlyType?: number,
+  seed = REFERENCE_SEED,
+): number {
+  return monteCarloSuccess(
+    bench,
+    (persona, rng) => playEpisode(bench, persona, agent, rng),
+    episodes,
+    onlyType,
+    seed,
+  );
 }
 
 const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
@@ -66,14 +89,16 @@ const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
     {
       id: "careful",
       label: "careful agent",
-      description: "Checks each likely screen before fixing it, reassures before risky steps, walks a struggling customer back to the screen, re-checks after “still not working”.",
+      description:
+        "Checks each likely screen before fixing it, reassures before risky steps, walks a struggling customer back to the screen, re-checks after “still not working”.",
       humanSuccess: successWith(bench, careful),
       onFigure: true,
     },
     {
       id: "gold-plan",
       label: "gold plan",
-      description: "Told the faults: instructs exactly the needed steps and asks again what did not happen (τ²'s agent given the plan).",
+      description:
+        "Told the faults: instructs exactly the needed steps and asks again what did not happen (τ²'s agent given the plan).",
       humanSuccess: successWith(bench, (d) => gold(d)),
       onFigure: false,
     },
@@ -90,19 +115,69 @@ const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
 
 /** States at the customer's turn where simulators' replies are compared (the collapsed one answers every one cooperatively). */
 export const PROBE_STATES: ProbeState[] = [
-  { id: "blind-hard-step", label: "asked, without looking first, to grant the messaging app a permission", acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission"] },
-  { id: "guided-step", label: "asked to reset the APN right after reading it out", acts: ["ticket:mobile-data", "query-account", "account:ok", "check:apn", "see:apn-bad", "fix:reset-apn"] },
-  { id: "risky-step", label: "asked to reseat the SIM, not reassured", acts: ["ticket:no-service", "query-account", "account:ok", "check:sim", "see:sim-bad", "fix:reseat-sim"] },
-  { id: "reassured-risky", label: "asked to restart after a reassurance", acts: ["ticket:mobile-data", "query-account", "account:ok", "reassure", "ack", "fix:reboot"] },
+  {
+    id: "blind-hard-step",
+    label: "asked, without looking first, to grant the messaging app a permission",
+    acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission"],
+  },
+  {
+    id: "guided-step",
+    label: "asked to reset the APN right after reading it out",
+    acts: [
+      "ticket:mobile-data",
+      "query-account",
+      "account:ok",
+      "check:apn",
+      "see:apn-bad",
+      "fix:reset-apn",
+    ],
+  },
+  {
+    id: "risky-step",
+    label: "asked to reseat the SIM, not reassured",
+    acts: [
+      "ticket:no-service",
+      "query-account",
+      "account:ok",
+      "check:sim",
+      "see:sim-bad",
+      "fix:reseat-sim",
+    ],
+  },
+  {
+    id: "reassured-risky",
+    label: "asked to restart after a reassurance",
+    acts: ["ticket:mobile-data", "query-account", "account:ok", "reassure", "ack", "fix:reboot"],
+  },
   {
     id: "fifth-chore",
     label: "asked for a fifth blind fix",
-    acts: ["ticket:mms", "fix:toggle-data", "did-fix", "fix:saver-off", "did-fix", "fix:toggle-airplane", "did-fix", "fix:grant-permission", "did-fix", "fix:toggle-wifi-calling"],
+    acts: [
+      "ticket:mms",
+      "fix:toggle-data",
+      "did-fix",
+      "fix:saver-off",
+      "did-fix",
+      "fix:toggle-airplane",
+      "did-fix",
+      "fix:grant-permission",
+      "did-fix",
+      "fix:toggle-wifi-calling",
+    ],
   },
   {
     id: "confirm-blind",
     label: "asked whether it works after two blind fixes",
-    acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission", "did-fix", "fix:set-network-mode", "did-fix", "confirm"],
+    acts: [
+      "ticket:mms",
+      "query-account",
+      "account:ok",
+      "fix:grant-permission",
+      "did-fix",
+      "fix:set-network-mode",
+      "did-fix",
+      "confirm",
+    ],
   },
 ];
 
@@ -126,7 +201,11 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
     // family (ensemble.members lists other families instead; Persuasion's presets use those)
     ensemble: { k: 3, members: [] },
     // the held-out panel: other families (type mixtures, corpus sizes, seeds) and sharpness, as for Persuasion
-    panel: heldOutPanel({ b: [0.35, 0.25, 0.2, 0.2], c: [0.4, 0.15, 0.3, 0.15], d: [0.4, 0.2, 0.15, 0.25] }),
+    panel: heldOutPanel({
+      b: [0.35, 0.25, 0.2, 0.2],
+      c: [0.4, 0.15, 0.3, 0.15],
+      d: [0.4, 0.2, 0.15, 0.25],
+    }),
   },
   passK: 4,
   create: (world, prior) => createService(serviceParams(world, prior)),
@@ -142,7 +221,10 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
   adaptiveProbe(b) {
     const bench = asService(b);
     const act = carefulAgent(bench.params.faultPrior, bench.params.maxExchanges);
-    return { description: "the careful agent: checks before fixing, reassures, guides", act: (d: Dialogue) => act(d) };
+    return {
+      description: "the careful agent: checks before fixing, reassures, guides",
+      act: (d: Dialogue) => act(d),
+    };
   },
   lm: benchmarkLm(prompts, {
     outcomeName: "verdict", // whether the phone works: 1 the customer says it does; 0 it does not, or the call ends without a fix (lm-measures.ts)

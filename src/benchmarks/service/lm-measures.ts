@@ -13,7 +13,8 @@ import type { OutcomeComparison } from "../types";
 export const RESOLVED_GRID = [0, 1]; // not resolved, resolved
 
 // A clause gives no verdict when it asks or hedges ("does it work now?", "I don't know if it works").
-const UNSURE = /\b(?:if|whether|maybe|might|perhaps|hope|not\s+sure|don't\s+know|let\s+me|i'll\s+(?:try|check|see))\b/;
+const UNSURE =
+  /\b(?:if|whether|maybe|might|perhaps|hope|not\s+sure|don't\s+know|let\s+me|i'll\s+(?:try|check|see))\b/;
 const NOT_WORKING = [
   /\b(?:doesn't|does\s+not|isn't|is\s+not|won't|will\s+not|didn't|did\s+not|not)\s+(?:\w+\s+)?(?:work|working|fixed|solved|resolved|help|helped|go(?:ing)?\s+through|connect(?:ing)?)\b/,
   /\bstill\s+(?:nothing|no\b|the\s+same|broken|can't|cannot|can\s+not|not\b)/,

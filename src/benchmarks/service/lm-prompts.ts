@@ -15,7 +15,16 @@
 // prompts and scores can be cached.
 import type { Dialogue } from "../types";
 import { userPrompts } from "../lm-scaffold";
-import { ACTS, CARD_ACTS, CARD_SLOTS, CLASS, MASK_CLASSES, TICKET, replyClass, turnOf } from "./world";
+import {
+  ACTS,
+  CARD_ACTS,
+  CARD_SLOTS,
+  CLASS,
+  MASK_CLASSES,
+  TICKET,
+  replyClass,
+  turnOf,
+} from "./world";
 
 export { baseContinuation, type ActLabelPrompt } from "../lm-scaffold";
 
@@ -45,10 +54,14 @@ const CARD_WORDS: Record<string, string> = {
 
 /** The persona card in words, e.g. "a senior, not at ease with phone settings and stressed". */
 export function describeCard(card: readonly number[]): string {
-  if (card.length !== CARD_SLOTS.length) throw new Error(`describeCard: a service card has ${CARD_SLOTS.length} tokens (age, tech, mood), got ${card.length}`);
+  if (card.length !== CARD_SLOTS.length)
+    throw new Error(
+      `describeCard: a service card has ${CARD_SLOTS.length} tokens (age, tech, mood), got ${card.length}`,
+    );
   const words = card.map((t, j) => {
     const v = CARD_ACTS[j].indexOf(t);
-    if (v < 0) throw new Error(`describeCard: token ${t} is not a service card ${CARD_SLOTS[j][0]} value`);
+    if (v < 0)
+      throw new Error(`describeCard: token ${t} is not a service card ${CARD_SLOTS[j][0]} value`);
     return CARD_WORDS[CARD_SLOTS[j][1][v]];
   });
   return `${words[0]}, ${words[1]} and ${words[2]}`;
@@ -63,7 +76,10 @@ const speakerOf = (act: number, names: { agent: string; user: string }) => {
 };
 
 /** The call as "Speaker: text" lines, each act said with its first template. */
-export function renderTranscript(d: Dialogue, names: { agent: string; user: string } = { agent: AGENT_NAME, user: USER_NAME }): string {
+export function renderTranscript(
+  d: Dialogue,
+  names: { agent: string; user: string } = { agent: AGENT_NAME, user: USER_NAME },
+): string {
   return d.acts.map((a) => `${speakerOf(a, names)}: ${ACTS[a].templates[0]}`).join("\n");
 }
 
@@ -76,11 +92,14 @@ function problem(d: Dialogue): string {
 
 /** What the phone's screens have shown so far (the "(screen)" lines), in order; the account look-ups are the agent's. */
 function screensSeen(d: Dialogue): string[] {
-  return d.acts.flatMap((a) => (ACTS[a].name.startsWith("see:") ? [ACTS[a].templates[0].replace(/^\(screen\)\s*/, "")] : []));
+  return d.acts.flatMap((a) =>
+    ACTS[a].name.startsWith("see:") ? [ACTS[a].templates[0].replace(/^\(screen\)\s*/, "")] : [],
+  );
 }
 
 /** True when the customer's next reply says whether the phone works (the agent asked them to try it). */
-export const decisionDue = (d: Dialogue) => d.acts.length > 0 && replyClass(d.acts) === CLASS.confirmReply;
+export const decisionDue = (d: Dialogue) =>
+  d.acts.length > 0 && replyClass(d.acts) === CLASS.confirmReply;
 
 function systemPrompt(d: Dialogue): string {
   const seen = screensSeen(d);
@@ -88,7 +107,9 @@ function systemPrompt(d: Dialogue): string {
     TASK,
     `About you: you are ${describeCard(d.card)}.`,
     `Your problem: ${problem(d)}`,
-    seen.length ? `What your phone has shown so far: ${seen.join(" ")}` : "You have not looked at any settings yet.",
+    seen.length
+      ? `What your phone has shown so far: ${seen.join(" ")}`
+      : "You have not looked at any settings yet.",
     "Stay in character and answer as this person would, in one or two short sentences.",
   ];
   if (decisionDue(d)) lines.push("The agent asks you to try your phone: say whether it works now.");
@@ -122,7 +143,10 @@ export const { directPrompt, vsPrompt, baseTextPrompt, actLabelPrompt } = userPr
   checkUserTurn(d, fn) {
     // the customer's turn never depends on the episode's length limit: it follows an agent act the world does not answer
     const t = d.acts.length === 0 ? "env" : turnOf(d.acts, Infinity);
-    if (t !== "user") throw new Error(`${fn}: the dialogue (${d.acts.length} acts) is ${t === "done" ? "over" : t === "agent" ? "at the agent's turn" : "at the system's turn"}, not the customer's`);
+    if (t !== "user")
+      throw new Error(
+        `${fn}: the dialogue (${d.acts.length} acts) is ${t === "done" ? "over" : t === "agent" ? "at the agent's turn" : "at the system's turn"}, not the customer's`,
+      );
   },
   // the base-model transcript's opening: the scene in the third person
   baseHeader: (d) =>
@@ -133,7 +157,8 @@ export const { directPrompt, vsPrompt, baseTextPrompt, actLabelPrompt } = userPr
 // ─────────────────────────────────────────────────────────────────────────────────────────────
 // The LM lab's preset persona cards and dialogue states
 
-const cardOf = (age: string, tech: string, mood: string) => [age, tech, mood].map((v, j) => CARD_ACTS[j][(CARD_SLOTS[j][1] as readonly string[]).indexOf(v)]);
+const cardOf = (age: string, tech: string, mood: string) =>
+  [age, tech, mood].map((v, j) => CARD_ACTS[j][(CARD_SLOTS[j][1] as readonly string[]).indexOf(v)]);
 
 /** Six of the 18 cards, from the one the accurate customer most often has to those of the other types. */
 export const LM_CARDS: readonly { id: string; card: number[]; label: string }[] = (
@@ -147,35 +172,110 @@ export const LM_CARDS: readonly { id: string; card: number[]; label: string }[] 
   ] as const
 ).map(([age, tech, mood]) => {
   const card = cardOf(age, tech, mood);
-  if (card.some((t) => t === undefined)) throw new Error(`LM lab: ${age}.${tech}.${mood} is not a service card`);
+  if (card.some((t) => t === undefined))
+    throw new Error(`LM lab: ${age}.${tech}.${mood} is not a service card`);
   return { id: `${age}.${tech}.${mood}`, card, label: describeCard(card) };
 });
 
 /** Preset dialogue states (act names), each ending at the customer's turn. */
 export const LM_STATES: readonly { id: string; label: string; acts: string[] }[] = [
-  { id: "first-step", label: "asked to switch mobile data on, first thing", acts: ["ticket:mobile-data", "fix:toggle-data"] },
-  { id: "blind-hard-step", label: "asked, without looking first, to grant the messaging app a permission", acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission"] },
-  { id: "guided-step", label: "asked to reset the APN right after reading it out", acts: ["ticket:mobile-data", "query-account", "account:ok", "check:apn", "see:apn-bad", "fix:reset-apn"] },
-  { id: "risky-step", label: "asked to reseat the SIM, not reassured", acts: ["ticket:no-service", "query-account", "account:ok", "check:sim", "see:sim-bad", "fix:reseat-sim"] },
-  { id: "reassured", label: "reassured before a risky step", acts: ["ticket:no-service", "check:sim", "see:sim-bad", "reassure"] },
+  {
+    id: "first-step",
+    label: "asked to switch mobile data on, first thing",
+    acts: ["ticket:mobile-data", "fix:toggle-data"],
+  },
+  {
+    id: "blind-hard-step",
+    label: "asked, without looking first, to grant the messaging app a permission",
+    acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission"],
+  },
+  {
+    id: "guided-step",
+    label: "asked to reset the APN right after reading it out",
+    acts: [
+      "ticket:mobile-data",
+      "query-account",
+      "account:ok",
+      "check:apn",
+      "see:apn-bad",
+      "fix:reset-apn",
+    ],
+  },
+  {
+    id: "risky-step",
+    label: "asked to reseat the SIM, not reassured",
+    acts: [
+      "ticket:no-service",
+      "query-account",
+      "account:ok",
+      "check:sim",
+      "see:sim-bad",
+      "fix:reseat-sim",
+    ],
+  },
+  {
+    id: "reassured",
+    label: "reassured before a risky step",
+    acts: ["ticket:no-service", "check:sim", "see:sim-bad", "reassure"],
+  },
   {
     id: "confirm-after-checks",
     label: "asked whether it works after a checked fix",
-    acts: ["ticket:mobile-data", "query-account", "account:ok", "check:data", "see:data-bad", "fix:toggle-data", "did-fix", "confirm"],
+    acts: [
+      "ticket:mobile-data",
+      "query-account",
+      "account:ok",
+      "check:data",
+      "see:data-bad",
+      "fix:toggle-data",
+      "did-fix",
+      "confirm",
+    ],
   },
   {
     id: "confirm-blind",
     label: "asked whether it works after two blind fixes",
-    acts: ["ticket:mms", "query-account", "account:ok", "fix:grant-permission", "did-fix", "fix:set-network-mode", "did-fix", "confirm"],
+    acts: [
+      "ticket:mms",
+      "query-account",
+      "account:ok",
+      "fix:grant-permission",
+      "did-fix",
+      "fix:set-network-mode",
+      "did-fix",
+      "confirm",
+    ],
   },
   {
     id: "confirm-after-trouble",
     label: "asked again whether it works after a failed step and “still not working”",
-    acts: ["ticket:no-service", "fix:toggle-airplane", "did-fix", "confirm", "not-ok", "fix:reseat-sim", "failed-fix", "fix:reboot", "did-fix", "confirm"],
+    acts: [
+      "ticket:no-service",
+      "fix:toggle-airplane",
+      "did-fix",
+      "confirm",
+      "not-ok",
+      "fix:reseat-sim",
+      "failed-fix",
+      "fix:reboot",
+      "did-fix",
+      "confirm",
+    ],
   },
   {
     id: "fifth-chore",
     label: "asked for a fifth blind fix",
-    acts: ["ticket:mms", "fix:toggle-data", "did-fix", "fix:saver-off", "did-fix", "fix:toggle-airplane", "did-fix", "fix:grant-permission", "did-fix", "fix:toggle-wifi-calling"],
+    acts: [
+      "ticket:mms",
+      "fix:toggle-data",
+      "did-fix",
+      "fix:saver-off",
+      "did-fix",
+      "fix:toggle-airplane",
+      "did-fix",
+      "fix:grant-permission",
+      "did-fix",
+      "fix:toggle-wifi-calling",
+    ],
   },
 ];

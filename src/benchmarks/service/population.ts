@@ -144,9 +144,31 @@ export const DEFAULT_TYPES: TypeParams[] = [
 const fine = [1, 0];
 export const DEFAULT_FAULT_PRIOR: number[][][] = [
   // no service: airplane mode, an unseated or PIN-locked SIM, an overdue bill, an ended contract
-  [[0.4, 0.6], [0.45, 0.4, 0.15], fine, fine, fine, fine, fine, fine, fine, [0.58, 0.3, 0, 0, 0.12]],
+  [
+    [0.4, 0.6],
+    [0.45, 0.4, 0.15],
+    fine,
+    fine,
+    fine,
+    fine,
+    fine,
+    fine,
+    fine,
+    [0.58, 0.3, 0, 0, 0.12],
+  ],
   // mobile data: the data layer, plus service faults now and then
-  [[0.65, 0.35], [0.85, 0.15, 0], [0.3, 0.7], [0.35, 0.65], [0.45, 0.55], [0.35, 0.65], fine, fine, fine, [0.6, 0.06, 0.14, 0.05, 0.15]],
+  [
+    [0.65, 0.35],
+    [0.85, 0.15, 0],
+    [0.3, 0.7],
+    [0.35, 0.65],
+    [0.45, 0.55],
+    [0.35, 0.65],
+    fine,
+    fine,
+    fine,
+    [0.6, 0.06, 0.14, 0.05, 0.15],
+  ],
   // MMS: the MMS layer on top of the data and service layers (the longest fixes)
   [
     [0.75, 0.25],
@@ -172,7 +194,13 @@ export const DEFAULT_PARAMS: ServiceParams = {
 };
 
 const REPLY_ACTS = [R["did-fix"], R["failed-fix"], R["did-something-else"], R.confused];
-const FAILURES = new Set([R["failed-fix"], R["did-something-else"], R.confused, R.refuse, R["not-ok"]]);
+const FAILURES = new Set([
+  R["failed-fix"],
+  R["did-something-else"],
+  R.confused,
+  R.refuse,
+  R["not-ok"],
+]);
 
 /** What a customer's reply depends on, read off the dialogue (the last act is the agent's). */
 export interface ReplyContext {
@@ -188,11 +216,14 @@ export function replyContext(acts: number[]): ReplyContext {
   const last = acts[n - 1];
   const step = stepOf(last);
   let prevAgent = -1;
-  for (let i = n - 2; i >= 0 && prevAgent < 0; i--) if (ACTS[acts[i]].kind === "agent") prevAgent = acts[i];
+  for (let i = n - 2; i >= 0 && prevAgent < 0; i--)
+    if (ACTS[acts[i]].kind === "agent") prevAgent = acts[i];
   let guided = false;
   if (step >= 0) {
     const st = STEPS[step];
-    guided = (st.component >= 0 && prevAgent === CHECK[st.component]) || (st.guide !== undefined && prevAgent === DO[STEP[st.guide]]);
+    guided =
+      (st.component >= 0 && prevAgent === CHECK[st.component]) ||
+      (st.guide !== undefined && prevAgent === DO[STEP[st.guide]]);
   }
   let reassured = false;
   let chores = 0;
@@ -222,11 +253,17 @@ export class ServicePopulation implements HumanPopulation {
     const total = params.types.reduce((a, t) => a + t.prior, 0);
     if (Math.abs(total - 1) > 1e-9) throw new Error(`type priors sum to ${total}, expected 1`);
     const intents = params.intentPrior.reduce((a, b) => a + b, 0);
-    if (params.intentPrior.length !== INTENTS.length || Math.abs(intents - 1) > 1e-9) throw new Error(`intent prior must be ${INTENTS.length} probabilities summing to 1`);
+    if (params.intentPrior.length !== INTENTS.length || Math.abs(intents - 1) > 1e-9)
+      throw new Error(`intent prior must be ${INTENTS.length} probabilities summing to 1`);
     params.faultPrior.forEach((byFactor, i) =>
       byFactor.forEach((p, f) => {
-        if (p.length !== FACTORS[f].values.length || Math.abs(p.reduce((a, b) => a + b, 0) - 1) > 1e-9)
-          throw new Error(`fault prior of ${FACTORS[f].name} for ${INTENTS[i]} must be ${FACTORS[f].values.length} probabilities summing to 1`);
+        if (
+          p.length !== FACTORS[f].values.length ||
+          Math.abs(p.reduce((a, b) => a + b, 0) - 1) > 1e-9
+        )
+          throw new Error(
+            `fault prior of ${FACTORS[f].name} for ${INTENTS[i]} must be ${FACTORS[f].values.length} probabilities summing to 1`,
+          );
       }),
     );
     this.params = params;
@@ -243,7 +280,9 @@ export class ServicePopulation implements HumanPopulation {
         r = Math.floor(r / size);
       }
       const card = idx.map((v, j) => CARD_ACTS[j][v]);
-      const likelihood = Float64Array.from(this.#slots, (slots) => idx.reduce((p, v, j) => p * slots[j][v], 1));
+      const likelihood = Float64Array.from(this.#slots, (slots) =>
+        idx.reduce((p, v, j) => p * slots[j][v], 1),
+      );
       const p = params.types.reduce((a, t, z) => a + t.prior * likelihood[z], 0);
       this.#cards.push({ card, p, likelihood });
     }
@@ -426,7 +465,10 @@ function ticketIntent(d: Dialogue): number {
 }
 
 /** Every task of an intent with its prior probability (conditioned on ≥ 1 fault): for exact sums in calibration and tests. */
-export function enumerateTasks(params: ServiceParams, intent: number): { hidden: Hidden; p: number }[] {
+export function enumerateTasks(
+  params: ServiceParams,
+  intent: number,
+): { hidden: Hidden; p: number }[] {
   const prior = params.faultPrior[intent];
   const out: { hidden: Hidden; p: number }[] = [];
   const rec = (f: number, vals: number[], p: number) => {

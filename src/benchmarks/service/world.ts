@@ -39,24 +39,85 @@ export type Intent = (typeof INTENTS)[number];
 
 /** Device components: [name, check templates, ok screen, bad screen]. Index = component id. */
 const COMPONENTS = [
-  ["airplane", ["Can you pull down the status bar: is airplane mode on?", "Please look at the top of your screen: do you see a plane icon?"], "Airplane mode is off.", "Airplane mode is ON."],
-  ["sim", ["Could you open Settings → SIM and tell me its status?", "Please check what your SIM status says."], "SIM: active.", "SIM: not detected."],
-  ["data", ["Is mobile data switched on in your settings?", "Please check the mobile data toggle."], "Mobile data: on.", "Mobile data: OFF."],
-  ["apn", ["Could you open the APN settings and read me the entry?", "Please check the access point name under mobile networks."], "APN: carrier default.", "APN: custom entry, invalid."],
-  ["roaming", ["Are you abroad? Please check whether data roaming is on.", "Please look at the roaming setting."], "Roaming: as needed.", "Roaming: OFF while abroad."],
-  ["saver", ["Is data saver turned on?", "Please check the data saver setting."], "Data saver: off.", "Data saver: ON."],
-  ["wifi-calling", ["Please check the Wi-Fi calling setting.", "Is Wi-Fi calling turned on?"], "Wi-Fi calling: as it should be.", "Wi-Fi calling: misconfigured."],
+  [
+    "airplane",
+    [
+      "Can you pull down the status bar: is airplane mode on?",
+      "Please look at the top of your screen: do you see a plane icon?",
+    ],
+    "Airplane mode is off.",
+    "Airplane mode is ON.",
+  ],
+  [
+    "sim",
+    [
+      "Could you open Settings → SIM and tell me its status?",
+      "Please check what your SIM status says.",
+    ],
+    "SIM: active.",
+    "SIM: not detected.",
+  ],
+  [
+    "data",
+    ["Is mobile data switched on in your settings?", "Please check the mobile data toggle."],
+    "Mobile data: on.",
+    "Mobile data: OFF.",
+  ],
+  [
+    "apn",
+    [
+      "Could you open the APN settings and read me the entry?",
+      "Please check the access point name under mobile networks.",
+    ],
+    "APN: carrier default.",
+    "APN: custom entry, invalid.",
+  ],
+  [
+    "roaming",
+    [
+      "Are you abroad? Please check whether data roaming is on.",
+      "Please look at the roaming setting.",
+    ],
+    "Roaming: as needed.",
+    "Roaming: OFF while abroad.",
+  ],
+  [
+    "saver",
+    ["Is data saver turned on?", "Please check the data saver setting."],
+    "Data saver: off.",
+    "Data saver: ON.",
+  ],
+  [
+    "wifi-calling",
+    ["Please check the Wi-Fi calling setting.", "Is Wi-Fi calling turned on?"],
+    "Wi-Fi calling: as it should be.",
+    "Wi-Fi calling: misconfigured.",
+  ],
   [
     "permission",
-    ["Does your messaging app have its permissions? Settings → Apps → Messages.", "Please check the messaging app's permissions."],
+    [
+      "Does your messaging app have its permissions? Settings → Apps → Messages.",
+      "Please check the messaging app's permissions.",
+    ],
     "Messages: SMS and storage allowed.",
     "Messages: storage permission denied.",
   ],
-  ["network", ["Which network mode is selected: 2G, 3G/4G or 5G?", "Please check the preferred network type."], "Network mode: 4G/5G.", "Network mode: 2G only."],
+  [
+    "network",
+    [
+      "Which network mode is selected: 2G, 3G/4G or 5G?",
+      "Please check the preferred network type.",
+    ],
+    "Network mode: 4G/5G.",
+    "Network mode: 2G only.",
+  ],
 ] as const;
 export const COMPONENT_NAMES: string[] = COMPONENTS.map(([n]) => n);
 export const NC = COMPONENTS.length;
-export const COMPONENT = Object.fromEntries(COMPONENT_NAMES.map((n, i) => [n, i])) as Record<(typeof COMPONENTS)[number][0], number>;
+export const COMPONENT = Object.fromEntries(COMPONENT_NAMES.map((n, i) => [n, i])) as Record<
+  (typeof COMPONENTS)[number][0],
+  number
+>;
 
 export interface StepDef {
   name: string;
@@ -69,19 +130,63 @@ export interface StepDef {
 }
 
 export const STEPS: StepDef[] = [
-  { name: "toggle-airplane", by: "user", component: COMPONENT.airplane, hard: false, risky: false, templates: ["Please turn airplane mode off.", "Tap the plane icon to switch airplane mode off."] },
+  {
+    name: "toggle-airplane",
+    by: "user",
+    component: COMPONENT.airplane,
+    hard: false,
+    risky: false,
+    templates: [
+      "Please turn airplane mode off.",
+      "Tap the plane icon to switch airplane mode off.",
+    ],
+  },
   {
     name: "reseat-sim",
     by: "user",
     component: COMPONENT.sim,
     hard: true,
     risky: true,
-    templates: ["Please take the SIM card out and put it back in firmly.", "Could you remove the SIM tray and reseat the card?"],
+    templates: [
+      "Please take the SIM card out and put it back in firmly.",
+      "Could you remove the SIM tray and reseat the card?",
+    ],
   },
-  { name: "toggle-data", by: "user", component: COMPONENT.data, hard: false, risky: false, templates: ["Please switch mobile data on.", "Turn on the mobile data toggle, please."] },
-  { name: "reset-apn", by: "user", component: COMPONENT.apn, hard: true, risky: true, templates: ["Please reset the APN settings to default.", "In the APN menu, choose 'Reset to default'."] },
-  { name: "toggle-roaming", by: "user", component: COMPONENT.roaming, hard: true, risky: false, templates: ["Please turn data roaming on.", "Switch roaming on under mobile network settings."] },
-  { name: "saver-off", by: "user", component: COMPONENT.saver, hard: false, risky: false, templates: ["Please turn data saver off.", "Switch off data saver, please."] },
+  {
+    name: "toggle-data",
+    by: "user",
+    component: COMPONENT.data,
+    hard: false,
+    risky: false,
+    templates: ["Please switch mobile data on.", "Turn on the mobile data toggle, please."],
+  },
+  {
+    name: "reset-apn",
+    by: "user",
+    component: COMPONENT.apn,
+    hard: true,
+    risky: true,
+    templates: [
+      "Please reset the APN settings to default.",
+      "In the APN menu, choose 'Reset to default'.",
+    ],
+  },
+  {
+    name: "toggle-roaming",
+    by: "user",
+    component: COMPONENT.roaming,
+    hard: true,
+    risky: false,
+    templates: ["Please turn data roaming on.", "Switch roaming on under mobile network settings."],
+  },
+  {
+    name: "saver-off",
+    by: "user",
+    component: COMPONENT.saver,
+    hard: false,
+    risky: false,
+    templates: ["Please turn data saver off.", "Switch off data saver, please."],
+  },
   {
     name: "toggle-wifi-calling",
     by: "user",
@@ -96,9 +201,19 @@ export const STEPS: StepDef[] = [
     component: COMPONENT.permission,
     hard: true,
     risky: false,
-    templates: ["Please allow the messaging app to use storage.", "Grant the Messages app its storage permission."],
+    templates: [
+      "Please allow the messaging app to use storage.",
+      "Grant the Messages app its storage permission.",
+    ],
   },
-  { name: "set-network-mode", by: "user", component: COMPONENT.network, hard: true, risky: false, templates: ["Please set the network mode to 4G/5G.", "Choose 4G/5G as preferred network type."] },
+  {
+    name: "set-network-mode",
+    by: "user",
+    component: COMPONENT.network,
+    hard: true,
+    risky: false,
+    templates: ["Please set the network mode to 4G/5G.", "Choose 4G/5G as preferred network type."],
+  },
   {
     name: "pay-bill",
     by: "user",
@@ -106,20 +221,57 @@ export const STEPS: StepDef[] = [
     guide: "request-payment",
     hard: true,
     risky: false,
-    templates: ["Please open the payment request I sent and pay it.", "You should have a payment link now; please complete it."],
+    templates: [
+      "Please open the payment request I sent and pay it.",
+      "You should have a payment link now; please complete it.",
+    ],
   },
-  { name: "reboot", by: "user", component: -1, hard: false, risky: true, templates: ["Please restart your phone.", "Could you power the phone off and on again?"] },
+  {
+    name: "reboot",
+    by: "user",
+    component: -1,
+    hard: false,
+    risky: true,
+    templates: ["Please restart your phone.", "Could you power the phone off and on again?"],
+  },
   {
     name: "request-payment",
     by: "agent",
     component: -1,
     hard: false,
     risky: false,
-    templates: ["I am sending you a payment request for the overdue bill.", "Let me send a payment link for the balance."],
+    templates: [
+      "I am sending you a payment request for the overdue bill.",
+      "Let me send a payment link for the balance.",
+    ],
   },
-  { name: "resume-line", by: "agent", component: -1, hard: false, risky: false, templates: ["I am resuming your line now.", "Let me reactivate your suspended line."] },
-  { name: "enable-roaming", by: "agent", component: -1, hard: false, risky: false, templates: ["I am enabling roaming on your account.", "Let me switch roaming on for your line."] },
-  { name: "refuel-data", by: "agent", component: -1, hard: false, risky: false, templates: ["I am adding a data top-up to your plan.", "Let me refuel your data allowance."] },
+  {
+    name: "resume-line",
+    by: "agent",
+    component: -1,
+    hard: false,
+    risky: false,
+    templates: ["I am resuming your line now.", "Let me reactivate your suspended line."],
+  },
+  {
+    name: "enable-roaming",
+    by: "agent",
+    component: -1,
+    hard: false,
+    risky: false,
+    templates: [
+      "I am enabling roaming on your account.",
+      "Let me switch roaming on for your line.",
+    ],
+  },
+  {
+    name: "refuel-data",
+    by: "agent",
+    component: -1,
+    hard: false,
+    risky: false,
+    templates: ["I am adding a data top-up to your plan.", "Let me refuel your data allowance."],
+  },
 ];
 export const STEP = Object.fromEntries(STEPS.map((s, i) => [s.name, i])) as Record<string, number>;
 
@@ -136,7 +288,11 @@ export interface FactorDef {
 const s = (...names: string[]) => names.map((n) => STEP[n]);
 export const FACTORS: FactorDef[] = [
   { name: "airplane", values: ["off", "on"], steps: [[], s("toggle-airplane")] },
-  { name: "sim", values: ["active", "unseated", "pin-locked"], steps: [[], s("reseat-sim", "reboot"), null] },
+  {
+    name: "sim",
+    values: ["active", "unseated", "pin-locked"],
+    steps: [[], s("reseat-sim", "reboot"), null],
+  },
   { name: "data", values: ["on", "off"], steps: [[], s("toggle-data")] },
   { name: "apn", values: ["ok", "broken"], steps: [[], s("reset-apn", "reboot")] },
   { name: "roaming", values: ["ok", "off-abroad"], steps: [[], s("toggle-roaming")] },
@@ -147,13 +303,25 @@ export const FACTORS: FactorDef[] = [
   {
     name: "account",
     values: ["ok", "bill-overdue", "data-exhausted", "roaming-disabled", "contract-ended"],
-    steps: [[], s("request-payment", "pay-bill", "resume-line", "reboot"), s("refuel-data"), s("enable-roaming"), null],
+    steps: [
+      [],
+      s("request-payment", "pay-bill", "resume-line", "reboot"),
+      s("refuel-data"),
+      s("enable-roaming"),
+      null,
+    ],
   },
 ];
 export const NF = FACTORS.length;
 export const ACCOUNT = NF - 1; // factor index of the account; factors 0 … NC−1 are the components
 
-const ACCOUNT_SCREENS = ["The account is in good standing.", "Line suspended: bill overdue.", "Data allowance used up.", "Roaming not enabled on the line.", "Contract ended: line deactivated."];
+const ACCOUNT_SCREENS = [
+  "The account is in good standing.",
+  "Line suspended: bill overdue.",
+  "Data allowance used up.",
+  "Roaming not enabled on the line.",
+  "Contract ended: line deactivated.",
+];
 
 // ---------------------------------------------------------------------------------------------
 // Acts
@@ -172,8 +340,14 @@ const USER_REPLIES = [
 export type Reply = (typeof USER_REPLIES)[number][0];
 
 const TICKETS: Record<Intent, string[]> = {
-  "no-service": ["[Ticket] My phone says 'No service'.", "[Ticket] I can't make calls, there's no signal."],
-  "mobile-data": ["[Ticket] My mobile data doesn't work.", "[Ticket] I can't browse without Wi-Fi."],
+  "no-service": [
+    "[Ticket] My phone says 'No service'.",
+    "[Ticket] I can't make calls, there's no signal.",
+  ],
+  "mobile-data": [
+    "[Ticket] My mobile data doesn't work.",
+    "[Ticket] I can't browse without Wi-Fi.",
+  ],
   mms: ["[Ticket] I can't send picture messages.", "[Ticket] MMS won't go through."],
 };
 
@@ -185,27 +359,75 @@ export const CARD_SLOTS = [
 
 function buildActs(): ActDef[] {
   const acts: ActDef[] = [{ name: "<bos>", kind: "special", templates: [""] }];
-  for (const [name, templates] of COMPONENTS) acts.push({ name: `check:${name}`, kind: "agent", templates: [...templates] });
-  for (const st of STEPS) acts.push({ name: `${st.by === "user" ? "fix" : "account"}:${st.name}`, kind: "agent", templates: st.templates });
-  acts.push({ name: "query-account", kind: "agent", templates: ["Let me look up your account.", "One moment, I am checking your line in our system."] });
+  for (const [name, templates] of COMPONENTS)
+    acts.push({ name: `check:${name}`, kind: "agent", templates: [...templates] });
+  for (const st of STEPS)
+    acts.push({
+      name: `${st.by === "user" ? "fix" : "account"}:${st.name}`,
+      kind: "agent",
+      templates: st.templates,
+    });
+  acts.push({
+    name: "query-account",
+    kind: "agent",
+    templates: [
+      "Let me look up your account.",
+      "One moment, I am checking your line in our system.",
+    ],
+  });
   acts.push({
     name: "reassure",
     kind: "agent",
-    templates: ["Don't worry: nothing on your phone will be lost, and I will guide you through every step.", "This is safe, your photos and contacts stay where they are."],
+    templates: [
+      "Don't worry: nothing on your phone will be lost, and I will guide you through every step.",
+      "This is safe, your photos and contacts stay where they are.",
+    ],
   });
-  acts.push({ name: "confirm", kind: "agent", templates: ["Could you try now: does it work?", "Please test it once more: is the problem solved?"] });
-  acts.push({ name: "transfer", kind: "agent", templates: ["I am transferring you to a specialist who can help with this.", "This needs a colleague in the store team; I'm transferring you now."] });
-  for (const [name, templates] of USER_REPLIES) acts.push({ name, kind: "user", templates: [...templates] });
+  acts.push({
+    name: "confirm",
+    kind: "agent",
+    templates: [
+      "Could you try now: does it work?",
+      "Please test it once more: is the problem solved?",
+    ],
+  });
+  acts.push({
+    name: "transfer",
+    kind: "agent",
+    templates: [
+      "I am transferring you to a specialist who can help with this.",
+      "This needs a colleague in the store team; I'm transferring you now.",
+    ],
+  });
+  for (const [name, templates] of USER_REPLIES)
+    acts.push({ name, kind: "user", templates: [...templates] });
   // the world's own moves
-  for (const intent of INTENTS) acts.push({ name: `ticket:${intent}`, kind: "env", templates: TICKETS[intent] });
+  for (const intent of INTENTS)
+    acts.push({ name: `ticket:${intent}`, kind: "env", templates: TICKETS[intent] });
   for (const [name, , ok, bad] of COMPONENTS) {
     acts.push({ name: `see:${name}-ok`, kind: "env", templates: [`(screen) ${ok}`] });
     acts.push({ name: `see:${name}-bad`, kind: "env", templates: [`(screen) ${bad}`] });
   }
-  acts.push({ name: "see:sim-locked", kind: "env", templates: ["(screen) SIM: PIN locked (PUK required)."] });
-  FACTORS[ACCOUNT].values.forEach((v, i) => acts.push({ name: `account:${v}`, kind: "env", templates: [`(account) ${ACCOUNT_SCREENS[i]}`] }));
-  acts.push({ name: "done", kind: "env", templates: ["(account) Done.", "(account) Change applied."] });
-  for (const [slot, values] of CARD_SLOTS) for (const v of values) acts.push({ name: `card:${v}`, kind: "card", templates: [`${slot}: ${v}`] });
+  acts.push({
+    name: "see:sim-locked",
+    kind: "env",
+    templates: ["(screen) SIM: PIN locked (PUK required)."],
+  });
+  FACTORS[ACCOUNT].values.forEach((v, i) =>
+    acts.push({
+      name: `account:${v}`,
+      kind: "env",
+      templates: [`(account) ${ACCOUNT_SCREENS[i]}`],
+    }),
+  );
+  acts.push({
+    name: "done",
+    kind: "env",
+    templates: ["(account) Done.", "(account) Change applied."],
+  });
+  for (const [slot, values] of CARD_SLOTS)
+    for (const v of values)
+      acts.push({ name: `card:${v}`, kind: "card", templates: [`${slot}: ${v}`] });
   return acts;
 }
 
@@ -222,7 +444,10 @@ export const QUERY = actId("query-account");
 export const REASSURE = actId("reassure");
 export const CONFIRM = actId("confirm");
 export const TRANSFER = actId("transfer");
-export const R = Object.fromEntries(USER_REPLIES.map(([n]) => [n, actId(n)])) as Record<Reply, number>;
+export const R = Object.fromEntries(USER_REPLIES.map(([n]) => [n, actId(n)])) as Record<
+  Reply,
+  number
+>;
 export const TICKET = INTENTS.map((i) => actId(`ticket:${i}`));
 export const SEE_OK = COMPONENT_NAMES.map((n) => actId(`see:${n}-ok`));
 export const SEE_BAD = COMPONENT_NAMES.map((n) => actId(`see:${n}-bad`));
@@ -243,10 +468,25 @@ export const stepOf = (act: number) => stepOfAct[act]; // −1 if not a fix or a
 export const checkOf = (act: number) => checkOfAct[act]; // −1 if not a check
 
 /** Acts whose reply is the world's (env); the others but transfer are answered by the customer. */
-export const isEnvAsk = (act: number) => checkOf(act) >= 0 || act === QUERY || (stepOf(act) >= 0 && STEPS[stepOf(act)].by === "agent");
+export const isEnvAsk = (act: number) =>
+  checkOf(act) >= 0 || act === QUERY || (stepOf(act) >= 0 && STEPS[stepOf(act)].by === "agent");
 
-export const CLASS = { all: 0, agent: 1, fixReply: 2, ackReply: 3, confirmReply: 4, env: 5 } as const;
-export const FIX_REPLIES = [R["did-fix"], R["failed-fix"], R["did-something-else"], R.confused, R.refuse, R.leave];
+export const CLASS = {
+  all: 0,
+  agent: 1,
+  fixReply: 2,
+  ackReply: 3,
+  confirmReply: 4,
+  env: 5,
+} as const;
+export const FIX_REPLIES = [
+  R["did-fix"],
+  R["failed-fix"],
+  R["did-something-else"],
+  R.confused,
+  R.refuse,
+  R.leave,
+];
 export const MASK_CLASSES: MaskClass[] = [
   { name: "all", allowed: ACTS.map((_, i) => i) },
   { name: "agent", allowed: AGENT_ACTS },
@@ -262,7 +502,8 @@ export const MASK_CLASSES: MaskClass[] = [
 export const MAX_CONTEXT = 64; // the engine's longest sequence
 export const contextFor = (maxExchanges: number) => CARD_LEN + 2 + 2 * maxExchanges; // card, <bos>, ticket, exchanges
 
-export const agentTurns = (acts: number[]) => acts.reduce((n, a) => n + (ACTS[a].kind === "agent" ? 1 : 0), 0);
+export const agentTurns = (acts: number[]) =>
+  acts.reduce((n, a) => n + (ACTS[a].kind === "agent" ? 1 : 0), 0);
 
 /** Whose turn: the world opens (the ticket); every agent act gets one reply; done after transfer, confirm-ok, leave or the last exchange. */
 export function turnOf(acts: number[], maxExchanges: number): Turn {
@@ -302,7 +543,11 @@ export function completedSteps(acts: number[]): { step: number; at: number }[] {
 }
 
 /** Index into the fix sequence reached by the completed steps (a step counts only in its turn: a reboot before the APN reset does not finish it). */
-export function progress(sequence: number[], done: { step: number; at: number }[], before = Infinity): number {
+export function progress(
+  sequence: number[],
+  done: { step: number; at: number }[],
+  before = Infinity,
+): number {
   let j = 0;
   for (const { step, at } of done) {
     if (at >= before) break;
@@ -312,7 +557,12 @@ export function progress(sequence: number[], done: { step: number; at: number }[
 }
 
 /** Is factor f with value v fixed (or fine) after the completed steps (those at acts index < before)? */
-export function resolved(f: number, v: number, done: { step: number; at: number }[], before = Infinity): boolean {
+export function resolved(
+  f: number,
+  v: number,
+  done: { step: number; at: number }[],
+  before = Infinity,
+): boolean {
   const seq = FACTORS[f].steps[v];
   if (seq === null) return false;
   return progress(seq, done, before) === seq.length;
@@ -327,12 +577,19 @@ export function allResolved(h: Hidden, acts: number[], before = Infinity): boole
 /** The user actions the shortest fix needs (τ²'s "number of required actions"): the user steps of every fault, one reboot for all. */
 export function fixLength(h: Hidden): number {
   const steps = new Set<number>();
-  FACTORS.forEach((f, i) => (f.steps[h[1 + i]] ?? []).forEach((k) => STEPS[k].by === "user" && steps.add(k)));
+  FACTORS.forEach((f, i) =>
+    (f.steps[h[1 + i]] ?? []).forEach((k) => STEPS[k].by === "user" && steps.add(k)),
+  );
   return steps.size;
 }
 
 /** What the screen (or the account look-up) shows: value v of the factor after the completed steps. */
-export function screenOf(f: number, v: number, done: { step: number; at: number }[], before = Infinity): number {
+export function screenOf(
+  f: number,
+  v: number,
+  done: { step: number; at: number }[],
+  before = Infinity,
+): number {
   if (f === ACCOUNT) return ACCOUNT_SCREEN[v === 0 || resolved(f, v, done, before) ? 0 : v];
   if (f === COMPONENT.sim && v === 2) return SEE_SIM_LOCKED;
   return v === 0 || resolved(f, v, done, before) ? SEE_OK[f] : SEE_BAD[f];

@@ -39,7 +39,9 @@ export async function bundleNodeEntry(): Promise<Uint8Array> {
     legalComments: "none",
     external: ["webgpu"], // a native addon: shipped beside the bundle in node_modules/ when a job needs it
     // CommonJS dependencies call require(); an ES module has none of its own
-    banner: { js: 'import { createRequire as __collapseLabRequire } from "node:module"; const require = __collapseLabRequire(import.meta.url);' },
+    banner: {
+      js: 'import { createRequire as __collapseLabRequire } from "node:module"; const require = __collapseLabRequire(import.meta.url);',
+    },
   });
   return out.outputFiles[0].contents;
 }
@@ -53,24 +55,40 @@ const DAWN_PLATFORM = "linux-x64"; // the nodes of the clusters this is for
  * of just those. A store without an index, or a model whose file is missing, gives none (the run
  * pretrains it live and says so); an unreadable index is refused.
  */
-function storeFiles(storeDir: string, run?: { config: ExperimentConfig; backend: string }): Zippable {
+function storeFiles(
+  storeDir: string,
+  run?: { config: ExperimentConfig; backend: string },
+): Zippable {
   const indexFile = join(storeDir, "index.json");
   if (!existsSync(indexFile)) return {};
   let index: StoreIndex;
   try {
     index = parseIndex(readFileSync(indexFile, "utf8"));
   } catch (e) {
-    throw new Error(`${indexFile} is unreadable (${(e as Error).message}): mend it (collapse-lab store), or submit with --no-store`, { cause: e });
+    throw new Error(
+      `${indexFile} is unreadable (${(e as Error).message}): mend it (collapse-lab store), or submit with --no-store`,
+      { cause: e },
+    );
   }
   const wanted = run && new Set(runJobKeys(run.config, run.backend));
   const keys = Object.keys(index.models)
     .filter((k) => (!wanted || wanted.has(k)) && existsSync(join(storeDir, index.models[k].file)))
     .sort();
   const files: Zippable = {};
-  for (const k of keys) files[`pretrained/${index.models[k].file}`] = [readFileSync(join(storeDir, index.models[k].file)), { mtime: FIXED_TIME, level: 0 }];
+  for (const k of keys)
+    files[`pretrained/${index.models[k].file}`] = [
+      readFileSync(join(storeDir, index.models[k].file)),
+      { mtime: FIXED_TIME, level: 0 },
+    ];
   if (keys.length === 0) return files;
-  const subset = { format: INDEX_FORMAT, models: Object.fromEntries(keys.map((k) => [k, index.models[k]])) };
-  files["pretrained/index.json"] = [new TextEncoder().encode(JSON.stringify(subset)), { mtime: FIXED_TIME }];
+  const subset = {
+    format: INDEX_FORMAT,
+    models: Object.fromEntries(keys.map((k) => [k, index.models[k]])),
+  };
+  files["pretrained/index.json"] = [
+    new TextEncoder().encode(JSON.stringify(subset)),
+    { mtime: FIXED_TIME },
+  ];
   return files;
 }
 
@@ -78,7 +96,14 @@ function storeFiles(storeDir: string, run?: { config: ExperimentConfig; backend:
  * The job's working directory as a zip. `run` narrows the pretrained models to those its config and
  * backend load; `store: false` leaves them all out; `webgpu: true` adds Dawn.
  */
-export async function buildJobPackage(opts: { store?: boolean; storeDir?: string; run?: { config: ExperimentConfig; backend: string }; webgpu?: boolean } = {}): Promise<JobPackage> {
+export async function buildJobPackage(
+  opts: {
+    store?: boolean;
+    storeDir?: string;
+    run?: { config: ExperimentConfig; backend: string };
+    webgpu?: boolean;
+  } = {},
+): Promise<JobPackage> {
   const models = opts.store === false ? {} : storeFiles(opts.storeDir ?? STORE_DIR, opts.run);
   const files: Zippable = {
     "collapse-lab-ray.mjs": [await bundleNodeEntry(), { mtime: FIXED_TIME }],
@@ -87,9 +112,20 @@ export async function buildJobPackage(opts: { store?: boolean; storeDir?: string
   };
   if (opts.webgpu) {
     const dist = join(WEBGPU_DIR, "dist", DAWN_PLATFORM);
-    if (!existsSync(join(dist, "dawn.node"))) throw new Error(`a WebGPU job needs Dawn for ${DAWN_PLATFORM} (${dist}/dawn.node), which this checkout lacks: run npm ci`);
-    for (const f of ["package.json", "index.js"]) files[`node_modules/webgpu/${f}`] = [readFileSync(join(WEBGPU_DIR, f)), { mtime: FIXED_TIME }];
-    for (const f of readdirSync(dist).sort()) files[`node_modules/webgpu/dist/${DAWN_PLATFORM}/${f}`] = [readFileSync(join(dist, f)), { mtime: FIXED_TIME }];
+    if (!existsSync(join(dist, "dawn.node")))
+      throw new Error(
+        `a WebGPU job needs Dawn for ${DAWN_PLATFORM} (${dist}/dawn.node), which this checkout lacks: run npm ci`,
+      );
+    for (const f of ["package.json", "index.js"])
+      files[`node_modules/webgpu/${f}`] = [
+        readFileSync(join(WEBGPU_DIR, f)),
+        { mtime: FIXED_TIME },
+      ];
+    for (const f of readdirSync(dist).sort())
+      files[`node_modules/webgpu/dist/${DAWN_PLATFORM}/${f}`] = [
+        readFileSync(join(dist, f)),
+        { mtime: FIXED_TIME },
+      ];
   }
   const zip = zipSync(files, { mtime: FIXED_TIME });
   const name = `_ray_pkg_${createHash("sha256").update(zip).digest("hex").slice(0, 32)}.zip`;

@@ -14,7 +14,14 @@ const CHUNK = 48_000; // base64 characters per report line
 const ANSI = /\x1b\[[0-9;]*m/g;
 
 export type JobEvent =
-  | { t: "start"; preset?: string; backend: string; seeds: number; conditions: string[]; tasks?: number }
+  | {
+      t: "start";
+      preset?: string;
+      backend: string;
+      seeds: number;
+      conditions: string[];
+      tasks?: number;
+    }
   | { t: "phase"; phase: ExperimentProgress["phase"]; done: number; total: number; detail: string }
   | { t: "unit"; progress: UnitProgress }
   | { t: "report"; i: number; n: number; data: string }
@@ -26,7 +33,9 @@ export const marker = (e: JobEvent) => `${MARK}${JSON.stringify(e)}`;
 export function reportMarkers(report: RunReport, chunk = CHUNK): string[] {
   const b64 = toBase64(gzipSync(strToU8(JSON.stringify(report))));
   const n = Math.max(1, Math.ceil(b64.length / chunk));
-  return Array.from({ length: n }, (_, i) => marker({ t: "report", i, n, data: b64.slice(i * chunk, (i + 1) * chunk) }));
+  return Array.from({ length: n }, (_, i) =>
+    marker({ t: "report", i, n, data: b64.slice(i * chunk, (i + 1) * chunk) }),
+  );
 }
 
 export interface JobLog {
@@ -45,7 +54,14 @@ export interface JobLog {
 
 /** Reads a job's log (or the part of it seen so far). */
 export function readJobLog(log: string): JobLog & { chunks: Map<number, string> } {
-  const out: JobLog & { chunks: Map<number, string> } = { phases: [], units: [], reportChunks: { have: 0, of: 0 }, unreadable: 0, text: [], chunks: new Map() };
+  const out: JobLog & { chunks: Map<number, string> } = {
+    phases: [],
+    units: [],
+    reportChunks: { have: 0, of: 0 },
+    unreadable: 0,
+    text: [],
+    chunks: new Map(),
+  };
   for (const line of log.split(/\r?\n/)) {
     const at = line.indexOf(MARK);
     if (at < 0) {
@@ -98,9 +114,16 @@ export class JobReportError extends Error {
 /** The run report a finished job wrote into its log, checked against the report schema. */
 export function reportFromLog(log: string): RunReport {
   const r = readJobLog(log);
-  if (r.reportChunks.of === 0) throw new JobReportError(r.error ? `the job wrote no report: it failed: ${r.error}` : "the job's log holds no report (has it finished? was it a collapse-lab run?)");
+  if (r.reportChunks.of === 0)
+    throw new JobReportError(
+      r.error
+        ? `the job wrote no report: it failed: ${r.error}`
+        : "the job's log holds no report (has it finished? was it a collapse-lab run?)",
+    );
   if (r.reportChunks.have !== r.reportChunks.of)
-    throw new JobReportError(`the job's log holds ${r.reportChunks.have} of the report's ${r.reportChunks.of} parts; fetch it again once the job has finished`);
+    throw new JobReportError(
+      `the job's log holds ${r.reportChunks.have} of the report's ${r.reportChunks.of} parts; fetch it again once the job has finished`,
+    );
   const b64 = Array.from({ length: r.reportChunks.of }, (_, i) => r.chunks.get(i)).join("");
   let json: string;
   try {
@@ -113,7 +136,8 @@ export function reportFromLog(log: string): RunReport {
 
 function toBase64(bytes: Uint8Array): string {
   let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  for (let i = 0; i < bytes.length; i += 0x8000)
+    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(s);
 }
 

@@ -28,7 +28,8 @@ export interface RayJobSubmission {
   entrypoint_num_gpus?: number;
 }
 
-export type RayJobsErrorKind = "unreachable" | "unauthorised" | "not-found" | "refused" | "malformed-reply" | "server-error";
+export type RayJobsErrorKind =
+  "unreachable" | "unauthorised" | "not-found" | "refused" | "malformed-reply" | "server-error";
 
 export class RayJobsError extends Error {
   constructor(
@@ -55,10 +56,21 @@ export function rayAddress(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new RayJobsError("refused", `"${raw}" is not a URL: give the Ray dashboard's address, e.g. http://127.0.0.1:8265`);
+    throw new RayJobsError(
+      "refused",
+      `"${raw}" is not a URL: give the Ray dashboard's address, e.g. http://127.0.0.1:8265`,
+    );
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new RayJobsError("refused", `"${raw}" is not an http(s) address: give the Ray dashboard's, e.g. http://127.0.0.1:8265`);
-  if (url.username || url.password) throw new RayJobsError("refused", `put no credentials in the address ${url.origin}: pass a token instead`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new RayJobsError(
+      "refused",
+      `"${raw}" is not an http(s) address: give the Ray dashboard's, e.g. http://127.0.0.1:8265`,
+    );
+  if (url.username || url.password)
+    throw new RayJobsError(
+      "refused",
+      `put no credentials in the address ${url.origin}: pass a token instead`,
+    );
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 }
 
@@ -75,41 +87,88 @@ export class RayJobsClient {
     this.#timeoutMs = opts.timeoutMs ?? 30_000;
   }
 
-  async #request(method: string, path: string, body?: BodyInit, contentType?: string, timeoutMs = this.#timeoutMs): Promise<Response> {
+  async #request(
+    method: string,
+    path: string,
+    body?: BodyInit,
+    contentType?: string,
+    timeoutMs = this.#timeoutMs,
+  ): Promise<Response> {
     const headers: Record<string, string> = {};
     if (contentType) headers["content-type"] = contentType;
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
     let res: Response;
     try {
-      res = await this.#fetch(`${this.address}${path}`, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      res = await this.#fetch(`${this.address}${path}`, {
+        method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
     } catch (e) {
-      const why = (e as Error).name === "TimeoutError" ? `no reply within ${Math.round(timeoutMs / 1000)} s` : ((e as { cause?: Error }).cause?.message ?? (e as Error).message);
-      throw new RayJobsError("unreachable", `the Ray dashboard at ${this.address} is unreachable (${why}); is the head running, and is this its dashboard address (port 8265 by default)?`);
+      const why =
+        (e as Error).name === "TimeoutError"
+          ? `no reply within ${Math.round(timeoutMs / 1000)} s`
+          : ((e as { cause?: Error }).cause?.message ?? (e as Error).message);
+      throw new RayJobsError(
+        "unreachable",
+        `the Ray dashboard at ${this.address} is unreachable (${why}); is the head running, and is this its dashboard address (port 8265 by default)?`,
+      );
     }
     if (res.ok) return res;
     const text = (await res.text().catch(() => "")).slice(0, 400).trim();
     const said = text ? `: ${this.#token ? text.split(this.#token).join("[redacted]") : text}` : "";
     if (res.status === 401 || res.status === 403)
-      throw new RayJobsError("unauthorised", `the Ray dashboard at ${this.address} refused the request (${res.status}): give the cluster's token${said}`, res.status);
-    if (res.status === 404) throw new RayJobsError("not-found", `${this.address}${path}: not found (404)${said}`, res.status);
-    if (res.status >= 500) throw new RayJobsError("server-error", `the Ray dashboard at ${this.address} failed (${res.status})${said}`, res.status);
-    throw new RayJobsError("refused", `the Ray dashboard at ${this.address} refused ${method} ${path} (${res.status})${said}`, res.status);
+      throw new RayJobsError(
+        "unauthorised",
+        `the Ray dashboard at ${this.address} refused the request (${res.status}): give the cluster's token${said}`,
+        res.status,
+      );
+    if (res.status === 404)
+      throw new RayJobsError(
+        "not-found",
+        `${this.address}${path}: not found (404)${said}`,
+        res.status,
+      );
+    if (res.status >= 500)
+      throw new RayJobsError(
+        "server-error",
+        `the Ray dashboard at ${this.address} failed (${res.status})${said}`,
+        res.status,
+      );
+    throw new RayJobsError(
+      "refused",
+      `the Ray dashboard at ${this.address} refused ${method} ${path} (${res.status})${said}`,
+      res.status,
+    );
   }
 
   async #json(method: string, path: string, body?: unknown): Promise<unknown> {
-    const res = await this.#request(method, path, body === undefined ? undefined : JSON.stringify(body), body === undefined ? undefined : "application/json");
+    const res = await this.#request(
+      method,
+      path,
+      body === undefined ? undefined : JSON.stringify(body),
+      body === undefined ? undefined : "application/json",
+    );
     const text = await res.text();
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new RayJobsError("malformed-reply", `the Ray dashboard at ${this.address} answered ${method} ${path} with something that is not JSON: ${text.slice(0, 120)}`);
+      throw new RayJobsError(
+        "malformed-reply",
+        `the Ray dashboard at ${this.address} answered ${method} ${path} with something that is not JSON: ${text.slice(0, 120)}`,
+      );
     }
   }
 
   /** Ray's version, from /api/version: a cheap check that the address is a Ray dashboard. */
   async version(): Promise<string> {
     const v = (await this.#json("GET", "/api/version")) as { ray_version?: unknown };
-    if (typeof v?.ray_version !== "string") throw new RayJobsError("malformed-reply", `${this.address} answered /api/version without a ray_version: is it a Ray dashboard?`);
+    if (typeof v?.ray_version !== "string")
+      throw new RayJobsError(
+        "malformed-reply",
+        `${this.address} answered /api/version without a ray_version: is it a Ray dashboard?`,
+      );
     return v.ray_version;
   }
 
@@ -126,34 +185,68 @@ export class RayJobsClient {
 
   /** Uploads a working-directory zip; it is then `gcs://NAME` in a runtime_env. */
   async uploadPackage(name: string, zip: Uint8Array): Promise<string> {
-    if (!/^_ray_pkg_[0-9a-f]{16,64}\.zip$/.test(name)) throw new RayJobsError("refused", `"${name}" is not a Ray package name (_ray_pkg_<hex>.zip)`);
-    await this.#request("PUT", `/api/packages/gcs/${name}`, zip as unknown as BodyInit, "application/octet-stream", 4 * this.#timeoutMs);
+    if (!/^_ray_pkg_[0-9a-f]{16,64}\.zip$/.test(name))
+      throw new RayJobsError("refused", `"${name}" is not a Ray package name (_ray_pkg_<hex>.zip)`);
+    await this.#request(
+      "PUT",
+      `/api/packages/gcs/${name}`,
+      zip as unknown as BodyInit,
+      "application/octet-stream",
+      4 * this.#timeoutMs,
+    );
     return `gcs://${name}`;
   }
 
   async submit(job: RayJobSubmission): Promise<string> {
-    const r = (await this.#json("POST", "/api/jobs/", job)) as { submission_id?: unknown; job_id?: unknown };
+    const r = (await this.#json("POST", "/api/jobs/", job)) as {
+      submission_id?: unknown;
+      job_id?: unknown;
+    };
     const id = r?.submission_id ?? r?.job_id;
-    if (typeof id !== "string") throw new RayJobsError("malformed-reply", `the Ray dashboard at ${this.address} accepted the job but named no submission id`);
+    if (typeof id !== "string")
+      throw new RayJobsError(
+        "malformed-reply",
+        `the Ray dashboard at ${this.address} accepted the job but named no submission id`,
+      );
     return id;
   }
 
   async info(id: string): Promise<RayJobInfo> {
-    const r = (await this.#json("GET", `/api/jobs/${encodeURIComponent(id)}`)) as Partial<RayJobInfo> | null;
-    if (!r || typeof r.status !== "string" || !STATUSES.has(r.status)) throw new RayJobsError("malformed-reply", `the Ray dashboard at ${this.address} described job ${id} without a known status`);
-    return { ...r, submission_id: typeof r.submission_id === "string" ? r.submission_id : id, entrypoint: String(r.entrypoint ?? ""), status: r.status };
+    const r = (await this.#json(
+      "GET",
+      `/api/jobs/${encodeURIComponent(id)}`,
+    )) as Partial<RayJobInfo> | null;
+    if (!r || typeof r.status !== "string" || !STATUSES.has(r.status))
+      throw new RayJobsError(
+        "malformed-reply",
+        `the Ray dashboard at ${this.address} described job ${id} without a known status`,
+      );
+    return {
+      ...r,
+      submission_id: typeof r.submission_id === "string" ? r.submission_id : id,
+      entrypoint: String(r.entrypoint ?? ""),
+      status: r.status,
+    };
   }
 
   /** The job's whole log so far (the driver's output, with its tasks' output forwarded into it). */
   async logs(id: string): Promise<string> {
-    const r = (await this.#json("GET", `/api/jobs/${encodeURIComponent(id)}/logs`)) as { logs?: unknown } | null;
-    if (typeof r?.logs !== "string") throw new RayJobsError("malformed-reply", `the Ray dashboard at ${this.address} sent job ${id}'s logs in an unknown shape`);
+    const r = (await this.#json("GET", `/api/jobs/${encodeURIComponent(id)}/logs`)) as {
+      logs?: unknown;
+    } | null;
+    if (typeof r?.logs !== "string")
+      throw new RayJobsError(
+        "malformed-reply",
+        `the Ray dashboard at ${this.address} sent job ${id}'s logs in an unknown shape`,
+      );
     return r.logs;
   }
 
   /** Asks Ray to stop the job; true when it was running and is being stopped. */
   async stop(id: string): Promise<boolean> {
-    const r = (await this.#json("POST", `/api/jobs/${encodeURIComponent(id)}/stop`)) as { stopped?: unknown } | null;
+    const r = (await this.#json("POST", `/api/jobs/${encodeURIComponent(id)}/stop`)) as {
+      stopped?: unknown;
+    } | null;
     return r?.stopped === true;
   }
 }

@@ -44,29 +44,62 @@ async function startBackend(name: BackendName) {
 }
 
 async function driver(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { config: { type: "string" }, backend: { type: "string" }, preset: { type: "string" }, "no-store": { type: "boolean" } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: "string" },
+      backend: { type: "string" },
+      preset: { type: "string" },
+      "no-store": { type: "boolean" },
+    },
+  });
   const backendName = backendOf(values.backend);
   let config;
   try {
-    const raw = values.config ? readFileSync(values.config, "utf8") : process.env.COLLAPSE_LAB_CONFIG;
+    const raw = values.config
+      ? readFileSync(values.config, "utf8")
+      : process.env.COLLAPSE_LAB_CONFIG;
     if (!raw) throw new Error("no config: pass --config FILE or set COLLAPSE_LAB_CONFIG");
     config = validateConfig(JSON.parse(raw));
   } catch (e) {
-    const why = e instanceof ConfigError ? `the experiment's config is invalid on the cluster: ${e.message}` : `the experiment's config could not be read: ${(e as Error).message}`;
+    const why =
+      e instanceof ConfigError
+        ? `the experiment's config is invalid on the cluster: ${e.message}`
+        : `the experiment's config could not be read: ${(e as Error).message}`;
     throw new Error(why, { cause: e });
   }
   const executor = await RayExecutor.connect();
   const { cpus, gpus, nodes } = executor.cluster;
-  say(`collapse-lab on Ray: ${values.preset ?? "a custom config"}, ${config.seeds} seed(s) from ${config.seedBase}, conditions ${config.conditions.join(" ")}, backend ${backendName}`);
-  say(`cluster: ${nodes} node(s), ${cpus} CPU(s), ${gpus} GPU(s); ${executor.parallelism} task(s) at once`);
-  say(marker({ t: "start", preset: values.preset, backend: backendName, seeds: config.seeds, conditions: config.conditions }));
+  say(
+    `collapse-lab on Ray: ${values.preset ?? "a custom config"}, ${config.seeds} seed(s) from ${config.seedBase}, conditions ${config.conditions.join(" ")}, backend ${backendName}`,
+  );
+  say(
+    `cluster: ${nodes} node(s), ${cpus} CPU(s), ${gpus} GPU(s); ${executor.parallelism} task(s) at once`,
+  );
+  say(
+    marker({
+      t: "start",
+      preset: values.preset,
+      backend: backendName,
+      seeds: config.seeds,
+      conditions: config.conditions,
+    }),
+  );
   const storeDir = join(HERE, "pretrained");
-  const store = !values["no-store"] && existsSync(join(storeDir, "index.json")) ? nodeStore(storeDir) : undefined;
+  const store =
+    !values["no-store"] && existsSync(join(storeDir, "index.json"))
+      ? nodeStore(storeDir)
+      : undefined;
   if (!store) say("pretraining: every model live (no store in the job)");
   // the head's speed on the simulator model, for the app's time estimates; the head may lack a GPU
   const bench = benchmarkFor(config);
   const speed = await startBackend(backendName).then(
-    (b) => microBenchmark(b, modelConfig(bench, config.simulator.model, "simulator"), modelOptions(bench, config).capacity),
+    (b) =>
+      microBenchmark(
+        b,
+        modelConfig(bench, config.simulator.model, "simulator"),
+        modelOptions(bench, config).capacity,
+      ),
     (e: Error) => void say(`no micro-benchmark on the head: ${e.message}`),
   );
   const progress = throttle((p: ExperimentProgress) => {
@@ -92,7 +125,10 @@ async function driver(args: string[]): Promise<void> {
 }
 
 async function task(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { backend: { type: "string" }, out: { type: "string" } } });
+  const { values } = parseArgs({
+    args,
+    options: { backend: { type: "string" }, out: { type: "string" } },
+  });
   if (!values.out) throw new Error("task needs --out FILE");
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -100,7 +136,8 @@ async function task(args: string[]): Promise<void> {
   const backend = await startBackend(backendOf(values.backend));
   // every curve point (the live figure's data), and otherwise the step at most every 5 s
   const steps = throttle((p: UnitProgress) => say(marker({ t: "unit", progress: p })), 5000);
-  const onProgress = (p: UnitProgress) => (p.point ? say(marker({ t: "unit", progress: p })) : steps(p));
+  const onProgress = (p: UnitProgress) =>
+    p.point ? say(marker({ t: "unit", progress: p })) : steps(p);
   const result = await executeTask(backend, t, onProgress);
   writeFileSync(values.out, serialize(result));
 }
@@ -113,6 +150,8 @@ try {
 } catch (e) {
   const message = (e as Error).message ?? String(e);
   if (mode === "driver") say(marker({ t: "error", message }));
-  process.stderr.write(`collapse-lab: ${mode === "task" ? ((e as Error).stack ?? message) : message}\n`);
+  process.stderr.write(
+    `collapse-lab: ${mode === "task" ? ((e as Error).stack ?? message) : message}\n`,
+  );
   process.exit(1);
 }

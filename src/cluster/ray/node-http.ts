@@ -9,22 +9,38 @@ export const plainFetch: typeof fetch = (input, init = {}) =>
     const url = new URL(input instanceof Request ? input.url : String(input));
     const headers = Object.fromEntries(new Headers(init.headers).entries());
     const body = init.body;
-    if (body !== undefined && body !== null && typeof body !== "string" && !(body instanceof Uint8Array)) {
+    if (
+      body !== undefined &&
+      body !== null &&
+      typeof body !== "string" &&
+      !(body instanceof Uint8Array)
+    ) {
       reject(new TypeError("plainFetch sends string or byte bodies only"));
       return;
     }
-    const req = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, { method: init.method ?? "GET", headers, signal: init.signal ?? undefined }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("error", reject);
-      res.on("end", () => {
-        const h = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(", ") : v);
-        const status = res.statusCode ?? 502;
-        const nullBody = status === 204 || status === 304;
-        resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: h }));
-      });
-    });
+    const req = (url.protocol === "https:" ? httpsRequest : httpRequest)(
+      url,
+      { method: init.method ?? "GET", headers, signal: init.signal ?? undefined },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("error", reject);
+        res.on("end", () => {
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers))
+            if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(", ") : v);
+          const status = res.statusCode ?? 502;
+          const nullBody = status === 204 || status === 304;
+          resolve(
+            new Response(nullBody ? null : Buffer.concat(chunks), {
+              status,
+              statusText: res.statusMessage,
+              headers: h,
+            }),
+          );
+        });
+      },
+    );
     req.on("error", (e) => reject(new TypeError("fetch failed", { cause: e })));
     if (body !== undefined && body !== null) req.end(body);
     else req.end();

@@ -17,7 +17,10 @@ export interface BridgeHello {
   parallelism: number; // tasks the cluster runs at once with the resources asked per task
 }
 
-type Reply = BridgeHello | { op: "done"; id: number; result: string } | { op: "failed"; id: number; error: string };
+type Reply =
+  | BridgeHello
+  | { op: "done"; id: number; result: string }
+  | { op: "failed"; id: number; error: string };
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -56,12 +59,17 @@ export class RayExecutor implements Executor {
   /** Connects to driver.py (stdout out, stdin in) and waits for its description of the cluster. */
   static async connect(): Promise<RayExecutor> {
     const out = process.stdout;
-    const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })[Symbol.asyncIterator]();
+    const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })[
+      Symbol.asyncIterator
+    ]();
     const first = await lines.next();
     if (first.done) throw new Error("driver.py closed the bridge before saying hello");
     const hello = JSON.parse(first.value) as BridgeHello;
-    if (hello.op !== "hello") throw new Error(`driver.py began with ${first.value.slice(0, 80)}, not hello`);
-    return new RayExecutor(Math.max(1, hello.parallelism), hello, out, { [Symbol.asyncIterator]: () => lines });
+    if (hello.op !== "hello")
+      throw new Error(`driver.py began with ${first.value.slice(0, 80)}, not hello`);
+    return new RayExecutor(Math.max(1, hello.parallelism), hello, out, {
+      [Symbol.asyncIterator]: () => lines,
+    });
   }
 
   async #read(replies: AsyncIterable<string>): Promise<void> {
@@ -87,13 +95,17 @@ export class RayExecutor implements Executor {
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       const payload = Buffer.from(serialize(task)).toString("base64");
-      this.#out.write(`${JSON.stringify({ op: "run", id, kind: task.kind, label: taskLabel(task), payload })}\n`);
+      this.#out.write(
+        `${JSON.stringify({ op: "run", id, kind: task.kind, label: taskLabel(task), payload })}\n`,
+      );
     });
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await new Promise<void>((resolve) => this.#out.end(`${JSON.stringify({ op: "close" })}\n`, () => resolve()));
+    await new Promise<void>((resolve) =>
+      this.#out.end(`${JSON.stringify({ op: "close" })}\n`, () => resolve()),
+    );
   }
 }

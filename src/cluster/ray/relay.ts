@@ -36,7 +36,17 @@ export interface RelayOptions {
 }
 
 /** What the page reads of a job (Ray's reply also holds the job's runtime_env, which may carry secrets). */
-export type RelayJobInfo = Pick<RayJobInfo, "submission_id" | "status" | "message" | "error_type" | "start_time" | "end_time" | "metadata" | "driver_exit_code">;
+export type RelayJobInfo = Pick<
+  RayJobInfo,
+  | "submission_id"
+  | "status"
+  | "message"
+  | "error_type"
+  | "start_time"
+  | "end_time"
+  | "metadata"
+  | "driver_exit_code"
+>;
 
 export interface RelayInfo {
   ray: string; // Ray's version
@@ -57,65 +67,121 @@ class RelayError extends Error {
 }
 
 /** Jobs the relay serves: those collapse-lab submitted (a run, or a SCOPE launch). */
-const isOurs = (info: RayJobInfo) => !!info.metadata?.["collapse-lab"] || info.metadata?.tool === "collapse-lab";
+const isOurs = (info: RayJobInfo) =>
+  !!info.metadata?.["collapse-lab"] || info.metadata?.tool === "collapse-lab";
 
-const hostName = (host: string) => (host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]).toLowerCase();
+const hostName = (host: string) =>
+  (host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]).toLowerCase();
 
 export function buildRelay(opts: RelayOptions): FastifyInstance {
-  const client = new RayJobsClient(opts.ray, { token: opts.token, fetch: opts.fetch ?? plainFetch });
-  const submit = opts.submit ?? ((c: RayJobsClient, o: RunJobOptions) => submitRun(c, o, opts.onNote));
+  const client = new RayJobsClient(opts.ray, {
+    token: opts.token,
+    fetch: opts.fetch ?? plainFetch,
+  });
+  const submit =
+    opts.submit ?? ((c: RayJobsClient, o: RunJobOptions) => submitRun(c, o, opts.onNote));
   const origins = new Set(opts.origins);
-  const hosts = opts.hosts === null ? null : new Set([...LOOPBACK, ...(opts.hosts ?? []).map(hostName)]);
+  const hosts =
+    opts.hosts === null ? null : new Set([...LOOPBACK, ...(opts.hosts ?? []).map(hostName)]);
   const token = opts.token || undefined;
-  const redact = (s: string) => (token ? s.split(token).join("[redacted]").split(JSON.stringify(token).slice(1, -1)).join("[redacted]") : s);
+  const redact = (s: string) =>
+    token
+      ? s
+          .split(token)
+          .join("[redacted]")
+          .split(JSON.stringify(token).slice(1, -1))
+          .join("[redacted]")
+      : s;
 
   const app = Fastify({ logger: false, bodyLimit: 1 << 20 });
   void app.register(cors, { origin: [...origins], methods: ["GET", "POST"] });
 
   app.addHook("onRequest", async (req) => {
     const origin = req.headers.origin;
-    if (origin !== undefined && !origins.has(origin)) throw new RelayError(403, `the relay does not serve pages from ${origin}; start it with --cors-origin ${origin} to allow that origin`);
-    if (hosts && !hosts.has(hostName(req.headers.host ?? ""))) throw new RelayError(403, `the relay answers to ${[...hosts].join(", ")} only, not to the host "${req.headers.host ?? ""}"`);
+    if (origin !== undefined && !origins.has(origin))
+      throw new RelayError(
+        403,
+        `the relay does not serve pages from ${origin}; start it with --cors-origin ${origin} to allow that origin`,
+      );
+    if (hosts && !hosts.has(hostName(req.headers.host ?? "")))
+      throw new RelayError(
+        403,
+        `the relay answers to ${[...hosts].join(", ")} only, not to the host "${req.headers.host ?? ""}"`,
+      );
   });
   // the last word on every body that leaves: no token in it, whatever upstream said
-  app.addHook("onSend", async (_req, _reply, payload) => (typeof payload === "string" ? redact(payload) : payload));
-  app.addHook("onResponse", async (req, reply) => opts.onRequest?.(`${req.method} ${req.url} → ${reply.statusCode}`));
+  app.addHook("onSend", async (_req, _reply, payload) =>
+    typeof payload === "string" ? redact(payload) : payload,
+  );
+  app.addHook("onResponse", async (req, reply) =>
+    opts.onRequest?.(`${req.method} ${req.url} → ${reply.statusCode}`),
+  );
 
   app.setErrorHandler((err, _req, reply) => {
     let status: number;
     let message: string;
     if (err instanceof RelayError) [status, message] = [err.status, err.message];
-    else if (err instanceof RayJobsError) [status, message] = [err.kind === "not-found" ? 404 : 502, `Ray: ${err.message}`];
-    else if (err instanceof ConfigError) [status, message] = [400, `the config is not valid: ${err.message}`];
+    else if (err instanceof RayJobsError)
+      [status, message] = [err.kind === "not-found" ? 404 : 502, `Ray: ${err.message}`];
+    else if (err instanceof ConfigError)
+      [status, message] = [400, `the config is not valid: ${err.message}`];
     else {
       const code = (err as { statusCode?: number }).statusCode;
-      [status, message] = code && code < 500 ? [code, `the request could not be read: ${(err as Error).message}`] : [500, `the relay failed: ${(err as Error).message}`];
+      [status, message] =
+        code && code < 500
+          ? [code, `the request could not be read: ${(err as Error).message}`]
+          : [500, `the relay failed: ${(err as Error).message}`];
     }
     void reply.status(status).send({ error: message });
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.status(404).send({ error: `the relay has no ${req.method} ${req.url.split("?")[0]}; it serves /relay/info, /relay/submit and a job's status, log and stop` });
+    void reply.status(404).send({
+      error: `the relay has no ${req.method} ${req.url.split("?")[0]}; it serves /relay/info, /relay/submit and a job's status, log and stop`,
+    });
   });
 
   /** The job, if collapse-lab submitted it; Ray's not-found otherwise. */
   async function ourJob(id: string): Promise<RayJobInfo> {
-    if (id === "") throw new RelayError(403, "the relay does not forward the list of every job: ask for one job by its id");
-    if (!JOB_ID.test(id)) throw new RelayError(400, `"${id}" is not a job id (letters, digits, ".", "_" and "-")`);
+    if (id === "")
+      throw new RelayError(
+        403,
+        "the relay does not forward the list of every job: ask for one job by its id",
+      );
+    if (!JOB_ID.test(id))
+      throw new RelayError(400, `"${id}" is not a job id (letters, digits, ".", "_" and "-")`);
     const info = await client.info(id);
-    if (!isOurs(info)) throw new RelayError(403, `job ${id} was not submitted by collapse-lab; the relay serves collapse-lab's jobs only`);
+    if (!isOurs(info))
+      throw new RelayError(
+        403,
+        `job ${id} was not submitted by collapse-lab; the relay serves collapse-lab's jobs only`,
+      );
     return info;
   }
 
-  app.get("/relay/info", async (): Promise<RelayInfo> => ({ ray: await client.version(), address: client.address }));
+  app.get("/relay/info", async (): Promise<RelayInfo> => ({
+    ray: await client.version(),
+    address: client.address,
+  }));
 
   app.post("/relay/submit", async (req): Promise<{ id: string }> => {
     const body = req.body as { config?: unknown; preset?: unknown; backend?: unknown } | null;
-    if (!body || typeof body !== "object" || Array.isArray(body)) throw new RelayError(400, "send a JSON object: { config, preset?, backend }");
-    if (!BACKENDS.includes(body.backend as BackendName)) throw new RelayError(400, `backend: one of ${BACKENDS.join(", ")}, not ${JSON.stringify(body.backend)}`);
-    if (body.preset !== undefined && (typeof body.preset !== "string" || !JOB_ID.test(body.preset))) throw new RelayError(400, `preset: a preset id, not ${JSON.stringify(body.preset)}`);
-    if (body.config === undefined) throw new RelayError(400, "config: required (the experiment's resolved config)");
+    if (!body || typeof body !== "object" || Array.isArray(body))
+      throw new RelayError(400, "send a JSON object: { config, preset?, backend }");
+    if (!BACKENDS.includes(body.backend as BackendName))
+      throw new RelayError(
+        400,
+        `backend: one of ${BACKENDS.join(", ")}, not ${JSON.stringify(body.backend)}`,
+      );
+    if (body.preset !== undefined && (typeof body.preset !== "string" || !JOB_ID.test(body.preset)))
+      throw new RelayError(400, `preset: a preset id, not ${JSON.stringify(body.preset)}`);
+    if (body.config === undefined)
+      throw new RelayError(400, "config: required (the experiment's resolved config)");
     const config = validateConfig(body.config);
-    const { id } = await submit(client, { config, backend: body.backend as BackendName, preset: body.preset as string | undefined });
+    const { id } = await submit(client, {
+      config,
+      backend: body.backend as BackendName,
+      preset: body.preset as string | undefined,
+    });
     return { id };
   });
 
@@ -150,7 +216,10 @@ export function buildRelay(opts: RelayOptions): FastifyInstance {
     method: ["GET", "POST", "PUT", "DELETE", "PATCH"],
     url: "/api/*",
     handler: async (req) => {
-      throw new RelayError(403, `the relay does not forward ${req.method} ${req.url.split("?")[0]}: only a job's status, log and stop`);
+      throw new RelayError(
+        403,
+        `the relay does not forward ${req.method} ${req.url.split("?")[0]}: only a job's status, log and stop`,
+      );
     },
   });
 

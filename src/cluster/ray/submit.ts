@@ -26,17 +26,36 @@ const ENTRY_ID = /^[A-Za-z0-9_.-]{1,100}$/;
 export function runSubmission(opts: RunJobOptions, workingDir: string): RayJobSubmission {
   const { config, backend } = opts;
   const python = opts.python ?? "python";
-  if (!/^[A-Za-z0-9_./-]+$/.test(python)) throw new RayJobsError("refused", `--python must be a plain command or path, not ${JSON.stringify(python)}`);
-  if (opts.preset !== undefined && !ENTRY_ID.test(opts.preset)) throw new RayJobsError("refused", `preset id ${JSON.stringify(opts.preset)} has characters a command line cannot carry`);
+  if (!/^[A-Za-z0-9_./-]+$/.test(python))
+    throw new RayJobsError(
+      "refused",
+      `--python must be a plain command or path, not ${JSON.stringify(python)}`,
+    );
+  if (opts.preset !== undefined && !ENTRY_ID.test(opts.preset))
+    throw new RayJobsError(
+      "refused",
+      `preset id ${JSON.stringify(opts.preset)} has characters a command line cannot carry`,
+    );
   const args = [python, "driver.py", "--backend", backend];
   if (opts.preset) args.push("--preset", opts.preset);
   if (opts.store === false) args.push("--no-store");
   if (opts.taskCpus !== undefined) args.push("--task-cpus", String(opts.taskCpus));
   if (opts.taskGpus !== undefined) args.push("--task-gpus", String(opts.taskGpus));
   if (opts.taskHeapMb) args.push("--task-heap-mb", String(opts.taskHeapMb));
-  const id = opts.submissionId ?? `collapse-lab-${opts.preset ?? "run"}-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, "")}-${randomBytes(3).toString("hex")}`;
-  for (const name of Object.keys(opts.env ?? {})) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new RayJobsError("refused", `--env ${JSON.stringify(name)}: not an environment variable's name`);
-  if (!ENTRY_ID.test(id)) throw new RayJobsError("refused", `submission id ${JSON.stringify(id)}: use letters, digits, ".", "_" and "-" only`);
+  const id =
+    opts.submissionId ??
+    `collapse-lab-${opts.preset ?? "run"}-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, "")}-${randomBytes(3).toString("hex")}`;
+  for (const name of Object.keys(opts.env ?? {}))
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new RayJobsError(
+        "refused",
+        `--env ${JSON.stringify(name)}: not an environment variable's name`,
+      );
+  if (!ENTRY_ID.test(id))
+    throw new RayJobsError(
+      "refused",
+      `submission id ${JSON.stringify(id)}: use letters, digits, ".", "_" and "-" only`,
+    );
   return {
     entrypoint: args.join(" "),
     submission_id: id,
@@ -56,8 +75,16 @@ export function runSubmission(opts: RunJobOptions, workingDir: string): RayJobSu
 }
 
 /** Uploads the package (unless the cluster has it) and submits the run; returns the job's id. */
-export async function submitRun(client: RayJobsClient, opts: RunJobOptions, onNote?: (m: string) => void): Promise<{ id: string; pkg: JobPackage; uploaded: boolean }> {
-  const pkg = await buildJobPackage({ store: opts.store, run: { config: opts.config, backend: opts.backend }, webgpu: opts.backend === "webgpu" });
+export async function submitRun(
+  client: RayJobsClient,
+  opts: RunJobOptions,
+  onNote?: (m: string) => void,
+): Promise<{ id: string; pkg: JobPackage; uploaded: boolean }> {
+  const pkg = await buildJobPackage({
+    store: opts.store,
+    run: { config: opts.config, backend: opts.backend },
+    webgpu: opts.backend === "webgpu",
+  });
   const uploaded = !(await client.hasPackage(pkg.name));
   if (uploaded) {
     onNote?.(

@@ -41,7 +41,15 @@ export class ScopeMetricsReader {
   #rest = "";
   #decoder = new TextDecoder();
   #points = new Map<string, Map<number, number>>();
-  #counts = { records: 0, textLines: 0, notJson: 0, noStep: 0, badData: 0, skippedValues: 0, replacedSteps: 0 };
+  #counts = {
+    records: 0,
+    textLines: 0,
+    notJson: 0,
+    noStep: 0,
+    badData: 0,
+    skippedValues: 0,
+    replacedSteps: 0,
+  };
 
   /** A chunk of text or bytes (UTF-8, a character may be split between chunks). */
   push(chunk: string | Uint8Array): void {
@@ -62,9 +70,23 @@ export class ScopeMetricsReader {
   /** What was read so far (a partial last line is not included until `end()`). */
   result(): ScopeMetrics {
     // fromEntries defines a metric named "__proto__" as its own key instead of setting the prototype
-    const series: MetricSeries = Object.fromEntries([...this.#points].map(([name, byStep]) => [name, [...byStep].map(([step, value]) => ({ step, value })).sort((a, b) => a.step - b.step)]));
-    const { records, textLines, notJson, noStep, badData, skippedValues, replacedSteps } = this.#counts;
-    return { series, records, textLines, malformed: notJson + noStep + badData, reasons: { notJson, noStep, badData }, skippedValues, replacedSteps };
+    const series: MetricSeries = Object.fromEntries(
+      [...this.#points].map(([name, byStep]) => [
+        name,
+        [...byStep].map(([step, value]) => ({ step, value })).sort((a, b) => a.step - b.step),
+      ]),
+    );
+    const { records, textLines, notJson, noStep, badData, skippedValues, replacedSteps } =
+      this.#counts;
+    return {
+      series,
+      records,
+      textLines,
+      malformed: notJson + noStep + badData,
+      reasons: { notJson, noStep, badData },
+      skippedValues,
+      replacedSteps,
+    };
   }
 
   #line(raw: string): void {
@@ -76,7 +98,8 @@ export class ScopeMetricsReader {
     const record = parseRecord(line);
     if (record === undefined) return void this.#counts.notJson++;
     const step = (record as { step?: unknown } | null)?.step;
-    if (typeof step !== "number" || !Number.isSafeInteger(step) || step < 0) return void this.#counts.noStep++;
+    if (typeof step !== "number" || !Number.isSafeInteger(step) || step < 0)
+      return void this.#counts.noStep++;
     const data = (record as { data?: unknown }).data;
     if (!isPlainObject(data)) return void this.#counts.badData++;
     this.#counts.records++;
@@ -106,7 +129,9 @@ export function readScopeMetrics(text: string): ScopeMetrics {
 }
 
 /** Reads a stream of chunks (a file stream, a fetch body, log lines). */
-export async function readScopeMetricsStream(chunks: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>): Promise<ScopeMetrics> {
+export async function readScopeMetricsStream(
+  chunks: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>,
+): Promise<ScopeMetrics> {
   const reader = new ScopeMetricsReader();
   for await (const chunk of chunks) reader.push(chunk);
   return reader.end();
@@ -122,7 +147,9 @@ function parseRecord(line: string): unknown {
   } catch {
     if (!/NaN|Infinity/.test(line)) return undefined;
     // replace the bare words only outside strings
-    const patched = line.replace(/"(?:[^"\\]|\\.)*"|-?\bInfinity\b|\bNaN\b/g, (m) => (m.startsWith('"') ? m : "null"));
+    const patched = line.replace(/"(?:[^"\\]|\\.)*"|-?\bInfinity\b|\bNaN\b/g, (m) =>
+      m.startsWith('"') ? m : "null",
+    );
     try {
       return JSON.parse(patched) as unknown;
     } catch {
@@ -167,6 +194,7 @@ export function toCurveSeries(series: MetricSeries): MetricSeries {
       taken.add(source);
     }
   }
-  for (const [name, points] of Object.entries(series)) if (!taken.has(name)) out.push([name, points]);
+  for (const [name, points] of Object.entries(series))
+    if (!taken.has(name)) out.push([name, points]);
   return Object.fromEntries(out);
 }

@@ -56,9 +56,13 @@ interface Weights {
 /** Names the flat arrays (parameters or their gradients) in `paramSpecs` order. */
 function unpack(config: ModelConfig, arrays: Float64Array[]): Weights {
   const specs = paramSpecs(config);
-  if (arrays.length !== specs.length) throw new Error(`expected ${specs.length} parameter tensors, got ${arrays.length}`);
+  if (arrays.length !== specs.length)
+    throw new Error(`expected ${specs.length} parameter tensors, got ${arrays.length}`);
   specs.forEach((s, i) => {
-    if (arrays[i].length !== size(s.shape)) throw new Error(`parameter ${s.name} has ${arrays[i].length} values, expected ${size(s.shape)}`);
+    if (arrays[i].length !== size(s.shape))
+      throw new Error(
+        `parameter ${s.name} has ${arrays[i].length} values, expected ${size(s.shape)}`,
+      );
   });
   let i = 0;
   const next = () => arrays[i++];
@@ -88,7 +92,14 @@ function unpack(config: ModelConfig, arrays: Float64Array[]): Weights {
 // Layers, each with its backward pass. Activations are [n, width] row-major.
 
 /** y = x·w + b for x [n, din], w [din, dout]. */
-function linear(x: Float64Array, n: number, din: number, w: Float64Array, b: Float64Array, dout: number): Float64Array {
+function linear(
+  x: Float64Array,
+  n: number,
+  din: number,
+  w: Float64Array,
+  b: Float64Array,
+  dout: number,
+): Float64Array {
   const y = new Float64Array(n * dout);
   for (let r = 0; r < n; r++) {
     const yo = r * dout;
@@ -103,7 +114,16 @@ function linear(x: Float64Array, n: number, din: number, w: Float64Array, b: Flo
 }
 
 /** Adds ∂L/∂w and ∂L/∂b into dw, db and returns ∂L/∂x, given dy = ∂L/∂y. */
-function linearBackward(x: Float64Array, dy: Float64Array, n: number, din: number, w: Float64Array, dout: number, dw: Float64Array, db: Float64Array): Float64Array {
+function linearBackward(
+  x: Float64Array,
+  dy: Float64Array,
+  n: number,
+  din: number,
+  w: Float64Array,
+  dout: number,
+  dw: Float64Array,
+  db: Float64Array,
+): Float64Array {
   const dx = new Float64Array(n * din);
   for (let r = 0; r < n; r++) {
     const yo = r * dout;
@@ -128,7 +148,13 @@ interface LnCache {
   rstd: Float64Array; // 1 / sqrt(biased var + eps), per row
 }
 
-function layerNorm(x: Float64Array, n: number, d: number, g: Float64Array, b: Float64Array): LnCache {
+function layerNorm(
+  x: Float64Array,
+  n: number,
+  d: number,
+  g: Float64Array,
+  b: Float64Array,
+): LnCache {
   const out = new Float64Array(n * d);
   const xhat = new Float64Array(n * d);
   const rstd = new Float64Array(n);
@@ -149,7 +175,16 @@ function layerNorm(x: Float64Array, n: number, d: number, g: Float64Array, b: Fl
 }
 
 /** Adds ∂L/∂x into dx (the residual stream's gradient) and ∂L/∂g, ∂L/∂b into dg, db. */
-function layerNormBackward(c: LnCache, dy: Float64Array, n: number, d: number, g: Float64Array, dx: Float64Array, dg: Float64Array, db: Float64Array): void {
+function layerNormBackward(
+  c: LnCache,
+  dy: Float64Array,
+  n: number,
+  d: number,
+  g: Float64Array,
+  dx: Float64Array,
+  dg: Float64Array,
+  db: Float64Array,
+): void {
   const dxhat = new Float64Array(d);
   for (let r = 0; r < n; r++) {
     const o = r * d;
@@ -164,7 +199,8 @@ function layerNormBackward(c: LnCache, dy: Float64Array, n: number, d: number, g
     }
     meanD /= d;
     meanDX /= d;
-    for (let i = 0; i < d; i++) dx[o + i] += c.rstd[r] * (dxhat[i] - meanD - c.xhat[o + i] * meanDX);
+    for (let i = 0; i < d; i++)
+      dx[o + i] += c.rstd[r] * (dxhat[i] - meanD - c.xhat[o + i] * meanDX);
   }
 }
 
@@ -184,7 +220,13 @@ function geluGrad(x: number): number {
  * Causal multi-head self-attention on qkv [rows·T, 3d]; returns the concatenated head outputs
  * [rows·T, d] and the attention probabilities [rows, heads, T, T] (0 above the diagonal).
  */
-function attention(qkv: Float64Array, rows: number, T: number, d: number, heads: number): { out: Float64Array; probs: Float64Array } {
+function attention(
+  qkv: Float64Array,
+  rows: number,
+  T: number,
+  d: number,
+  heads: number,
+): { out: Float64Array; probs: Float64Array } {
   const hd = d / heads;
   const scale = 1 / Math.sqrt(hd);
   const w = 3 * d;
@@ -225,7 +267,15 @@ function attention(qkv: Float64Array, rows: number, T: number, d: number, heads:
 }
 
 /** ∂L/∂qkv from ∂L/∂out of `attention`. */
-function attentionBackward(qkv: Float64Array, probs: Float64Array, dout: Float64Array, rows: number, T: number, d: number, heads: number): Float64Array {
+function attentionBackward(
+  qkv: Float64Array,
+  probs: Float64Array,
+  dout: Float64Array,
+  rows: number,
+  T: number,
+  d: number,
+  heads: number,
+): Float64Array {
   const hd = d / heads;
   const scale = 1 / Math.sqrt(hd);
   const w = 3 * d;
@@ -288,10 +338,13 @@ interface ForwardCache {
 
 function checkTokens(config: ModelConfig, tokens: Int32Array, rows: number): void {
   const { context: T, vocab: V } = config;
-  if (!Number.isInteger(rows) || rows < 1) throw new Error(`rows ${rows} must be a positive integer`);
-  if (tokens.length !== rows * T) throw new Error(`tokens has ${tokens.length} entries, expected rows·T = ${rows * T}`);
+  if (!Number.isInteger(rows) || rows < 1)
+    throw new Error(`rows ${rows} must be a positive integer`);
+  if (tokens.length !== rows * T)
+    throw new Error(`tokens has ${tokens.length} entries, expected rows·T = ${rows * T}`);
   for (let i = 0; i < tokens.length; i++) {
-    if (!(tokens[i] >= 0 && tokens[i] < V)) throw new Error(`token ${tokens[i]} at ${i} outside vocab [0, ${V})`);
+    if (!(tokens[i] >= 0 && tokens[i] < V))
+      throw new Error(`token ${tokens[i]} at ${i} outside vocab [0, ${V})`);
   }
 }
 
@@ -326,7 +379,15 @@ function forward(config: ModelConfig, W: Weights, tokens: Int32Array, rows: numb
 }
 
 /** Parameter gradients from ∂L/∂logits, walking `forward` backwards. */
-function backward(config: ModelConfig, W: Weights, G: Weights, cache: ForwardCache, tokens: Int32Array, rows: number, dlogits: Float64Array): void {
+function backward(
+  config: ModelConfig,
+  W: Weights,
+  G: Weights,
+  cache: ForwardCache,
+  tokens: Int32Array,
+  rows: number,
+  dlogits: Float64Array,
+): void {
   const { context: T, vocab: V, d, heads } = config;
   const m = config.mlpRatio * d;
   const n = rows * T;
@@ -359,7 +420,12 @@ function backward(config: ModelConfig, W: Weights, G: Weights, cache: ForwardCac
 }
 
 /** Logits [rows, T, V] of the pre-LN GPT for params in `paramSpecs(config)` order. */
-export function referenceForward(config: ModelConfig, params: Float64Array[], tokens: Int32Array, rows: number): Float64Array {
+export function referenceForward(
+  config: ModelConfig,
+  params: Float64Array[],
+  tokens: Int32Array,
+  rows: number,
+): Float64Array {
   return forward(config, unpack(config, params), tokens, rows).logits;
 }
 
@@ -371,7 +437,15 @@ export function referenceForward(config: ModelConfig, params: Float64Array[], to
  * z = logits · scale + MASK_BIAS on tokens the class forbids (scale = logitScale / temperature).
  * The bias is added, not −∞, exactly as the fast backend does.
  */
-function maskedLogSoftmax(logits: Float64Array, offset: number, V: number, scale: number, table: Float32Array, cls: number, out: Float64Array): void {
+function maskedLogSoftmax(
+  logits: Float64Array,
+  offset: number,
+  V: number,
+  scale: number,
+  table: Float32Array,
+  cls: number,
+  out: Float64Array,
+): void {
   let max = -Infinity;
   for (let v = 0; v < V; v++) {
     let z = logits[offset + v] * scale;
@@ -388,8 +462,10 @@ function maskedLogSoftmax(logits: Float64Array, offset: number, V: number, scale
 function distScale(dist: Dist | undefined): number {
   const temperature = dist?.temperature ?? 1;
   const logitScale = dist?.logitScale ?? 1;
-  if (!(temperature > 0 && Number.isFinite(temperature))) throw new Error(`temperature ${temperature} must be positive and finite`);
-  if (!(logitScale > 0 && Number.isFinite(logitScale))) throw new Error(`logitScale ${logitScale} must be positive and finite`);
+  if (!(temperature > 0 && Number.isFinite(temperature)))
+    throw new Error(`temperature ${temperature} must be positive and finite`);
+  if (!(logitScale > 0 && Number.isFinite(logitScale)))
+    throw new Error(`logitScale ${logitScale} must be positive and finite`);
   return logitScale / temperature;
 }
 
@@ -397,7 +473,15 @@ function distScale(dist: Dist | undefined): number {
  * The objective of backend.ts on given logits, and ∂loss/∂logits when `dlogits` is passed.
  * Token t ≥ 1 with mask ≠ 0 is scored by the distribution at t − 1; token 0 is never a target.
  */
-function policyObjective(config: ModelConfig, logits: Float64Array, table: Float32Array, batch: TrainBatch, hyper: PolicyHyper, logitScale: number, dlogits?: Float64Array): ObjectiveStats {
+function policyObjective(
+  config: ModelConfig,
+  logits: Float64Array,
+  table: Float32Array,
+  batch: TrainBatch,
+  hyper: PolicyHyper,
+  logitScale: number,
+  dlogits?: Float64Array,
+): ObjectiveStats {
   const { context: T, vocab: V } = config;
   const { mask, cls, advantages, oldLogp, refLogp, refDist } = batch;
   const fwdCoef = refDist ? (hyper.forwardKlCoef ?? 0) : 0;
@@ -466,22 +550,41 @@ function policyObjective(config: ModelConfig, logits: Float64Array, table: Float
           dlogits[at + v] += dlp * (onehot - Math.exp(logp[v])) * scale;
         }
         // ∂/∂z_u of −Σ_v q_v log p_v is p_u Σq − q_u
-        if (fwdCoef !== 0) for (let v = 0; v < V; v++) dlogits[at + v] += fwdCoef * (Math.exp(logp[v]) * qSum - refDist![i * V + v]) * scale * (w / denom);
+        if (fwdCoef !== 0)
+          for (let v = 0; v < V; v++)
+            dlogits[at + v] +=
+              fwdCoef * (Math.exp(logp[v]) * qSum - refDist![i * V + v]) * scale * (w / denom);
       }
     }
   }
-  return { loss: loss / denom, nll: nll / denom, entropy: entropy / denom, kl: kl / denom, forwardKl: fkl / denom, clipFrac: clipped / denom, tokens };
+  return {
+    loss: loss / denom,
+    nll: nll / denom,
+    entropy: entropy / denom,
+    kl: kl / denom,
+    forwardKl: fkl / denom,
+    clipFrac: clipped / denom,
+    tokens,
+  };
 }
 
 function checkObjectiveInputs(config: ModelConfig, table: Float32Array, batch: TrainBatch): void {
   const V = config.vocab;
-  if (table.length === 0 || table.length % V !== 0) throw new Error(`mask table has ${table.length} entries, not a multiple of vocab ${V}`);
+  if (table.length === 0 || table.length % V !== 0)
+    throw new Error(`mask table has ${table.length} entries, not a multiple of vocab ${V}`);
   if (!batch.mask) throw new Error("train batch has no mask");
   checkBatch({ config, capacity: batch.rows }, batch, table.length / V, "train batch");
 }
 
 /** The training objective of backend.ts (value only) at the given parameters. */
-export function referenceObjective(config: ModelConfig, params: Float64Array[], table: Float32Array, batch: TrainBatch, hyper: PolicyHyper, dist?: { logitScale?: number }): ObjectiveStats {
+export function referenceObjective(
+  config: ModelConfig,
+  params: Float64Array[],
+  table: Float32Array,
+  batch: TrainBatch,
+  hyper: PolicyHyper,
+  dist?: { logitScale?: number },
+): ObjectiveStats {
   checkObjectiveInputs(config, table, batch);
   const logits = referenceForward(config, params, batch.tokens, batch.rows);
   return policyObjective(config, logits, table, batch, hyper, dist?.logitScale ?? 1);
@@ -500,7 +603,15 @@ export function referenceGradients(
   const W = unpack(config, params);
   const cache = forward(config, W, batch.tokens, batch.rows);
   const dlogits = new Float64Array(cache.logits.length);
-  const stats = policyObjective(config, cache.logits, table, batch, hyper, dist?.logitScale ?? 1, dlogits);
+  const stats = policyObjective(
+    config,
+    cache.logits,
+    table,
+    batch,
+    hyper,
+    dist?.logitScale ?? 1,
+    dlogits,
+  );
   const grads = params.map((p) => new Float64Array(p.length));
   backward(config, W, unpack(config, grads), cache, batch.tokens, batch.rows, dlogits);
   return { stats, grads };
@@ -547,7 +658,13 @@ class ReferenceDecoder implements Decoder {
     const out = new Float32Array(req.slots.length * V);
     const logp = new Float64Array(V);
     req.slots.forEach((slot, r) => {
-      const logits = this.#feed(W, slot, req.tokens.subarray(r * T, (r + 1) * T), plan.start[r], req.pos[r]);
+      const logits = this.#feed(
+        W,
+        slot,
+        req.tokens.subarray(r * T, (r + 1) * T),
+        plan.start[r],
+        req.pos[r],
+      );
       maskedLogSoftmax(logits, 0, V, scale, src.table, req.cls ? req.cls[r] : 0, logp);
       out.set(logp, r * V);
     });
@@ -582,14 +699,16 @@ class ReferenceDecoder implements Decoder {
           let max = -Infinity;
           for (let j = 0; j <= t; j++) {
             let s = 0;
-            for (let c = 0; c < hd; c++) s += qkv[i * 3 * d + h * hd + c] * K[base + j * d + h * hd + c];
+            for (let c = 0; c < hd; c++)
+              s += qkv[i * 3 * d + h * hd + c] * K[base + j * d + h * hd + c];
             scores[j] = s / Math.sqrt(hd);
             max = Math.max(max, scores[j]);
           }
           let sum = 0;
           for (let j = 0; j <= t; j++) sum += scores[j] = Math.exp(scores[j] - max);
           for (let j = 0; j <= t; j++) {
-            for (let c = 0; c < hd; c++) att[i * d + h * hd + c] += (scores[j] / sum) * Vc[base + j * d + h * hd + c];
+            for (let c = 0; c < hd; c++)
+              att[i * d + h * hd + c] += (scores[j] / sum) * Vc[base + j * d + h * hd + c];
           }
         }
       }
@@ -626,7 +745,8 @@ class ReferenceModel implements EngineModel {
 
   constructor(ck: Checkpoint, opts: ModelOptions) {
     validateCheckpoint(ck);
-    if (!Number.isInteger(opts.capacity) || opts.capacity < 1) throw new Error(`capacity ${opts.capacity} must be a positive integer`);
+    if (!Number.isInteger(opts.capacity) || opts.capacity < 1)
+      throw new Error(`capacity ${opts.capacity} must be a positive integer`);
     this.config = { ...ck.config };
     this.capacity = opts.capacity;
     const { classes, table } = maskTable(this.config, opts.masks);
@@ -635,7 +755,13 @@ class ReferenceModel implements EngineModel {
     this.load(ck);
   }
 
-  async nextLogprobs(tokens: Int32Array, rows: number, pos: Int32Array, cls: Int32Array | undefined, dist?: Dist): Promise<Float32Array> {
+  async nextLogprobs(
+    tokens: Int32Array,
+    rows: number,
+    pos: Int32Array,
+    cls: Int32Array | undefined,
+    dist?: Dist,
+  ): Promise<Float32Array> {
     this.#live();
     checkBatch(this, { rows, tokens }, this.#classes, "nextLogprobs");
     checkPositions(this, rows, pos, cls, this.#classes);
@@ -645,7 +771,15 @@ class ReferenceModel implements EngineModel {
     const out = new Float32Array(rows * V);
     const logp = new Float64Array(V);
     for (let b = 0; b < rows; b++) {
-      maskedLogSoftmax(logits, (b * T + pos[b] - 1) * V, V, scale, this.#table, cls ? cls[b] : 0, logp);
+      maskedLogSoftmax(
+        logits,
+        (b * T + pos[b] - 1) * V,
+        V,
+        scale,
+        this.#table,
+        cls ? cls[b] : 0,
+        logp,
+      );
       out.set(logp, b * V);
     }
     return out;
@@ -667,7 +801,11 @@ class ReferenceModel implements EngineModel {
   }
 
   /** Calls `visit(i, logp)` with the distribution of token i = b·T + t for every t ≥ 1 of every row. */
-  #eachPosition(batch: TokenBatch, dist: Dist | undefined, visit: (i: number, logp: Float64Array) => void): void {
+  #eachPosition(
+    batch: TokenBatch,
+    dist: Dist | undefined,
+    visit: (i: number, logp: Float64Array) => void,
+  ): void {
     const { context: T, vocab: V } = this.config;
     const scale = distScale(dist);
     const logits = referenceForward(this.config, this.#params, batch.tokens, batch.rows);
@@ -675,7 +813,15 @@ class ReferenceModel implements EngineModel {
     for (let b = 0; b < batch.rows; b++) {
       for (let t = 1; t < T; t++) {
         const i = b * T + t;
-        maskedLogSoftmax(logits, (i - 1) * V, V, scale, this.#table, batch.cls ? batch.cls[i] : 0, logp);
+        maskedLogSoftmax(
+          logits,
+          (i - 1) * V,
+          V,
+          scale,
+          this.#table,
+          batch.cls ? batch.cls[i] : 0,
+          logp,
+        );
         visit(i, logp);
       }
     }
@@ -700,17 +846,32 @@ class ReferenceModel implements EngineModel {
     return out;
   }
 
-  async gradients(batch: TrainBatch, hyper: PolicyHyper): Promise<{ stats: ObjectiveStats; grads: Float32Array[] }> {
+  async gradients(
+    batch: TrainBatch,
+    hyper: PolicyHyper,
+  ): Promise<{ stats: ObjectiveStats; grads: Float32Array[] }> {
     this.#live();
     checkBatch(this, batch, this.#classes, "gradients");
-    const { stats, grads } = referenceGradients(this.config, this.#params, this.#table, batch, hyper);
+    const { stats, grads } = referenceGradients(
+      this.config,
+      this.#params,
+      this.#table,
+      batch,
+      hyper,
+    );
     return { stats, grads: grads.map((g) => Float32Array.from(g)) };
   }
 
   async trainStep(batch: TrainBatch, hyper: StepHyper): Promise<StepStats> {
     this.#live();
     checkBatch(this, batch, this.#classes, "trainStep");
-    const { stats, grads } = referenceGradients(this.config, this.#params, this.#table, batch, hyper);
+    const { stats, grads } = referenceGradients(
+      this.config,
+      this.#params,
+      this.#table,
+      batch,
+      hyper,
+    );
 
     let sq = 0;
     for (const g of grads) for (let i = 0; i < g.length; i++) sq += g[i] * g[i];
@@ -743,8 +904,16 @@ class ReferenceModel implements EngineModel {
     return {
       format: CHECKPOINT_FORMAT,
       config: { ...this.config },
-      tensors: specs.map((s, k) => ({ name: s.name, shape: [...s.shape], data: Float32Array.from(this.#params[k]) })),
-      optimizer: { step: this.#step, m: this.#m.map((a) => Float32Array.from(a)), v: this.#v.map((a) => Float32Array.from(a)) },
+      tensors: specs.map((s, k) => ({
+        name: s.name,
+        shape: [...s.shape],
+        data: Float32Array.from(this.#params[k]),
+      })),
+      optimizer: {
+        step: this.#step,
+        m: this.#m.map((a) => Float32Array.from(a)),
+        v: this.#v.map((a) => Float32Array.from(a)),
+      },
     };
   }
 
@@ -753,13 +922,19 @@ class ReferenceModel implements EngineModel {
     validateCheckpoint(ck);
     this.#version += 1;
     for (const key of Object.keys(this.config) as (keyof ModelConfig)[]) {
-      if (ck.config[key] !== this.config[key]) throw new Error(`checkpoint config.${key} is ${ck.config[key]}, this model has ${this.config[key]}`);
+      if (ck.config[key] !== this.config[key])
+        throw new Error(
+          `checkpoint config.${key} is ${ck.config[key]}, this model has ${this.config[key]}`,
+        );
     }
     this.#params = ck.tensors.map((t) => Float64Array.from(t.data));
     const o = ck.optimizer;
     if (o) {
       o.m.forEach((a, k) => {
-        if (a.length !== this.#params[k].length || o.v[k].length !== a.length) throw new Error(`checkpoint optimizer state for ${ck.tensors[k].name} has the wrong size`);
+        if (a.length !== this.#params[k].length || o.v[k].length !== a.length)
+          throw new Error(
+            `checkpoint optimizer state for ${ck.tensors[k].name} has the wrong size`,
+          );
       });
       this.#step = o.step;
       this.#m = o.m.map((a) => Float64Array.from(a));

@@ -28,7 +28,13 @@ export async function detectWebGPU(): Promise<{ adapter: AdapterInfo } | { reaso
     const adapter = await gpu.requestAdapter();
     if (!adapter) return { reason: "WebGPU is present but requestAdapter() returned no adapter" };
     const i = adapter.info;
-    return { adapter: { vendor: i?.vendor ?? "", architecture: i?.architecture ?? "", isFallbackAdapter: !!(i as { isFallbackAdapter?: boolean })?.isFallbackAdapter } };
+    return {
+      adapter: {
+        vendor: i?.vendor ?? "",
+        architecture: i?.architecture ?? "",
+        isFallbackAdapter: !!(i as { isFallbackAdapter?: boolean })?.isFallbackAdapter,
+      },
+    };
   } catch (e) {
     return { reason: `requestAdapter() failed: ${(e as Error).message}` };
   }
@@ -36,7 +42,9 @@ export async function detectWebGPU(): Promise<{ adapter: AdapterInfo } | { reaso
 
 /** Starts the requested backend, falling back from webgpu to wasm with a stated reason; on
  * webgpu it also returns the GPUDevice, so that its caller can watch it for loss. */
-export async function createBackend(requested: BackendRequest): Promise<{ backend: EngineBackend; info: BackendInfo; gpuDevice?: GPUDevice }> {
+export async function createBackend(
+  requested: BackendRequest,
+): Promise<{ backend: EngineBackend; info: BackendInfo; gpuDevice?: GPUDevice }> {
   switch (requested) {
     case "float64":
       return { backend: new Float64Backend(), info: { requested, name: "float64" } };
@@ -50,12 +58,27 @@ export async function createBackend(requested: BackendRequest): Promise<{ backen
       if ("adapter" in found) {
         try {
           const backend = await JaxBackend.create("webgpu");
-          return { backend, info: { requested, name: "webgpu", adapter: found.adapter }, gpuDevice: backend.gpuDevice() };
+          return {
+            backend,
+            info: { requested, name: "webgpu", adapter: found.adapter },
+            gpuDevice: backend.gpuDevice(),
+          };
         } catch (e) {
-          return { backend: await JaxBackend.create("wasm"), info: { requested, name: "wasm", fallbackReason: (e as Error).message, adapter: found.adapter } };
+          return {
+            backend: await JaxBackend.create("wasm"),
+            info: {
+              requested,
+              name: "wasm",
+              fallbackReason: (e as Error).message,
+              adapter: found.adapter,
+            },
+          };
         }
       }
-      return { backend: await JaxBackend.create("wasm"), info: { requested, name: "wasm", fallbackReason: found.reason } };
+      return {
+        backend: await JaxBackend.create("wasm"),
+        info: { requested, name: "wasm", fallbackReason: found.reason },
+      };
     }
     default:
       requested satisfies never;

@@ -6,7 +6,17 @@
 // jax-js arrays are reference counted and every call consumes its array arguments; this file
 // keeps that bookkeeping in one place: models own `params`, `m`, `v`, `table` and `causal`,
 // and pass `.ref`s (or `tree.ref`) into the jitted functions, which consume them.
-import { getWebGPUDevice, init, jit, lax, nn, numpy as np, tree, valueAndGrad, type Device } from "@jax-js/jax";
+import {
+  getWebGPUDevice,
+  init,
+  jit,
+  lax,
+  nn,
+  numpy as np,
+  tree,
+  valueAndGrad,
+  type Device,
+} from "@jax-js/jax";
 import { LN_EPS, MASK_BIAS, type ModelConfig, paramSpecs } from "../config";
 import { type Checkpoint, CHECKPOINT_FORMAT, validateCheckpoint } from "../checkpoint";
 import {
@@ -24,7 +34,15 @@ import {
   type TokenBatch,
   type TrainBatch,
 } from "../backend";
-import { checkDecodeRequest, type DecodeRequest, type Decoder, type DecoderOptions, rowBucket, SlotTable, windowBucket } from "../decode";
+import {
+  checkDecodeRequest,
+  type DecodeRequest,
+  type Decoder,
+  type DecoderOptions,
+  rowBucket,
+  SlotTable,
+  windowBucket,
+} from "../decode";
 
 export type JaxDevice = Extract<Device, "wasm" | "webgpu">;
 
@@ -121,7 +139,14 @@ interface DecodeInputs {
  * row count), so the last turns of a batch, where most dialogues have ended, cost what their few
  * live rows cost; without, every slot is a row. Consumes every argument.
  */
-function decodeStep(c: ModelConfig, P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array): [np.Array, Params, Params] {
+function decodeStep(
+  c: ModelConfig,
+  P: Params,
+  K: Params,
+  Vc: Params,
+  inp: DecodeInputs,
+  table: np.Array,
+): [np.Array, Params, Params] {
   const [B, W] = inp.tokens.shape;
   const T = c.context;
   const H = c.heads;
@@ -150,8 +175,12 @@ function decodeStep(c: ModelConfig, P: Params, K: Params, Vc: Params, inp: Decod
       .matmul(heads(q), Kl.ref.transpose([0, 1, 3, 2]))
       .mul(1 / Math.sqrt(hd))
       .add(bias.ref);
-    const att = np.matmul(nn.softmax(scores, -1), Vl.ref).transpose([0, 2, 1, 3]).reshape([B, W, c.d]);
-    const writeBack = (computed: np.Array, cache: np.Array) => (inp.back ? np.take(np.concatenate([computed, cache], 0), inp.back.ref, 0) : computed);
+    const att = np
+      .matmul(nn.softmax(scores, -1), Vl.ref)
+      .transpose([0, 2, 1, 3])
+      .reshape([B, W, c.d]);
+    const writeBack = (computed: np.Array, cache: np.Array) =>
+      inp.back ? np.take(np.concatenate([computed, cache], 0), inp.back.ref, 0) : computed;
     newK.push(writeBack(Kl, K[l]));
     newV.push(writeBack(Vl, Vc[l]));
     x = x.add(np.matmul(att, next()).add(next()));
@@ -178,7 +207,13 @@ interface TargetInputs {
 }
 
 /** Per-position log-softmax [B, T, V] and target log-prob [B, T]. */
-function targetLogprobs(c: ModelConfig, P: Params, inp: TargetInputs, table: np.Array, causal: np.Array): [np.Array, np.Array] {
+function targetLogprobs(
+  c: ModelConfig,
+  P: Params,
+  inp: TargetInputs,
+  table: np.Array,
+  causal: np.Array,
+): [np.Array, np.Array] {
   const logits = forward(c, P, inp.tokens, causal);
   const allowed = np.take(table, inp.cls, 0);
   const lp = maskedLogSoftmax(logits, allowed, inp.mul);
@@ -201,7 +236,13 @@ interface LossInputs extends TargetInputs {
 }
 
 /** The objective of backend.ts; aux = [nll, entropy, kl, clipFrac, tokens, forwardKl]. */
-function objective(c: ModelConfig, P: Params, inp: LossInputs, table: np.Array, causal: np.Array): [np.Array, np.Array] {
+function objective(
+  c: ModelConfig,
+  P: Params,
+  inp: LossInputs,
+  table: np.Array,
+  causal: np.Array,
+): [np.Array, np.Array] {
   const [lp, logp] = targetLogprobs(c, P, inp, table, causal);
   const B = inp.mask.shape[0];
   const mask = inp.mask;
@@ -227,56 +268,123 @@ function objective(c: ModelConfig, P: Params, inp: LossInputs, table: np.Array, 
   const mean = (a: np.Array) => a.mul(mask.ref).sum().div(denom.ref);
   const loss = mean(term);
   const entropy = lax.stopGradient(np.exp(lp.ref).mul(lp).sum(-1).neg());
-  const aux = np.stack([mean(lax.stopGradient(logp).neg()), mean(entropy), mean(lax.stopGradient(kl)), mean(clipHit), tokens, mean(lax.stopGradient(fwd))]);
+  const aux = np.stack([
+    mean(lax.stopGradient(logp).neg()),
+    mean(entropy),
+    mean(lax.stopGradient(kl)),
+    mean(clipHit),
+    tokens,
+    mean(lax.stopGradient(fwd)),
+  ]);
   mask.dispose();
   denom.dispose();
   return [loss, aux];
 }
 
 interface Compiled {
-  step: (P: Params, m: Params, v: Params, inp: LossInputs, h: Scalars, table: np.Array, causal: np.Array) => [Params, Params, Params, np.Array];
-  next: (P: Params, tokens: np.Array, prev: np.Array, cls: np.Array, mul: np.Array, table: np.Array, causal: np.Array) => np.Array;
+  step: (
+    P: Params,
+    m: Params,
+    v: Params,
+    inp: LossInputs,
+    h: Scalars,
+    table: np.Array,
+    causal: np.Array,
+  ) => [Params, Params, Params, np.Array];
+  next: (
+    P: Params,
+    tokens: np.Array,
+    prev: np.Array,
+    cls: np.Array,
+    mul: np.Array,
+    table: np.Array,
+    causal: np.Array,
+  ) => np.Array;
   logprobs: (P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => np.Array;
   dists: (P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => np.Array;
-  grads: () => (P: Params, inp: LossInputs, table: np.Array, causal: np.Array) => [np.Array, np.Array, Params];
-  decode: (P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => [np.Array, Params, Params];
-  decodeRows: (P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => [np.Array, Params, Params];
+  grads: () => (
+    P: Params,
+    inp: LossInputs,
+    table: np.Array,
+    causal: np.Array,
+  ) => [np.Array, np.Array, Params];
+  decode: (
+    P: Params,
+    K: Params,
+    Vc: Params,
+    inp: DecodeInputs,
+    table: np.Array,
+  ) => [np.Array, Params, Params];
+  decodeRows: (
+    P: Params,
+    K: Params,
+    Vc: Params,
+    inp: DecodeInputs,
+    table: np.Array,
+  ) => [np.Array, Params, Params];
   dispose(): void;
 }
 
 function compile(c: ModelConfig): Compiled {
   const decay = paramSpecs(c).map((s) => s.decay);
-  const lossAndGrad = valueAndGrad((P: Params, inp: LossInputs, table: np.Array, causal: np.Array) => objective(c, P, inp, table, causal), { hasAux: true });
+  const lossAndGrad = valueAndGrad(
+    (P: Params, inp: LossInputs, table: np.Array, causal: np.Array) =>
+      objective(c, P, inp, table, causal),
+    { hasAux: true },
+  );
 
-  const step = jit((P: Params, m: Params, v: Params, inp: LossInputs, h: Scalars, table: np.Array, causal: np.Array) => {
-    const [[loss, aux], grads] = lossAndGrad(tree.ref(P), inp, table, causal) as [[np.Array, np.Array], Params];
-    const sq = grads.map((g) => np.square(g.ref).sum());
-    const norm = np.sqrt(sq.reduce((a, b) => a.add(b)));
-    const scale = np.minimum(1, h.clipNorm.ref.div(norm.ref.add(1e-6)));
-    const newP: Params = [];
-    const newM: Params = [];
-    const newV: Params = [];
-    grads.forEach((g0, i) => {
-      const g = g0.mul(scale.ref);
-      const mi = m[i].mul(h.beta1.ref).add(g.ref.mul(np.subtract(1, h.beta1.ref)));
-      const vi = v[i].mul(h.beta2.ref).add(np.square(g).mul(np.subtract(1, h.beta2.ref)));
-      let update = mi.ref.mul(h.bc1.ref).div(np.sqrt(vi.ref.mul(h.bc2.ref)).add(h.eps.ref));
-      if (decay[i]) update = update.add(P[i].ref.mul(h.weightDecay.ref));
-      newP.push(P[i].sub(update.mul(h.lr.ref)));
-      newM.push(mi);
-      newV.push(vi);
-    });
-    scale.dispose();
-    for (const s of Object.values(h)) s.dispose();
-    const stats = np.concatenate([np.stack([loss, norm]), aux]);
-    return [newP, newM, newV, stats];
-  });
+  const step = jit(
+    (
+      P: Params,
+      m: Params,
+      v: Params,
+      inp: LossInputs,
+      h: Scalars,
+      table: np.Array,
+      causal: np.Array,
+    ) => {
+      const [[loss, aux], grads] = lossAndGrad(tree.ref(P), inp, table, causal) as [
+        [np.Array, np.Array],
+        Params,
+      ];
+      const sq = grads.map((g) => np.square(g.ref).sum());
+      const norm = np.sqrt(sq.reduce((a, b) => a.add(b)));
+      const scale = np.minimum(1, h.clipNorm.ref.div(norm.ref.add(1e-6)));
+      const newP: Params = [];
+      const newM: Params = [];
+      const newV: Params = [];
+      grads.forEach((g0, i) => {
+        const g = g0.mul(scale.ref);
+        const mi = m[i].mul(h.beta1.ref).add(g.ref.mul(np.subtract(1, h.beta1.ref)));
+        const vi = v[i].mul(h.beta2.ref).add(np.square(g).mul(np.subtract(1, h.beta2.ref)));
+        let update = mi.ref.mul(h.bc1.ref).div(np.sqrt(vi.ref.mul(h.bc2.ref)).add(h.eps.ref));
+        if (decay[i]) update = update.add(P[i].ref.mul(h.weightDecay.ref));
+        newP.push(P[i].sub(update.mul(h.lr.ref)));
+        newM.push(mi);
+        newV.push(vi);
+      });
+      scale.dispose();
+      for (const s of Object.values(h)) s.dispose();
+      const stats = np.concatenate([np.stack([loss, norm]), aux]);
+      return [newP, newM, newV, stats];
+    },
+  );
 
-  const next = jit((P: Params, tokens: np.Array, prev: np.Array, cls: np.Array, mul: np.Array, table: np.Array, causal: np.Array) => {
-    const logits = forward(c, P, tokens, causal); // [B, T, V]
-    const at = logits.mul(nn.oneHot(prev, c.context).reshape([-1, c.context, 1])).sum(1); // logits at pos − 1
-    return maskedLogSoftmax(at, np.take(table, cls, 0), mul);
-  });
+  const next = jit(
+    (
+      P: Params,
+      tokens: np.Array,
+      prev: np.Array,
+      cls: np.Array,
+      mul: np.Array,
+      table: np.Array,
+      causal: np.Array,
+    ) => {
+      const logits = forward(c, P, tokens, causal); // [B, T, V]
+      const at = logits.mul(nn.oneHot(prev, c.context).reshape([-1, c.context, 1])).sum(1); // logits at pos − 1
+      return maskedLogSoftmax(at, np.take(table, cls, 0), mul);
+    },
+  );
 
   const logprobs = jit((P: Params, inp: TargetInputs, table: np.Array, causal: np.Array) => {
     const [lp, logp] = targetLogprobs(c, P, inp, table, causal);
@@ -290,8 +398,12 @@ function compile(c: ModelConfig): Compiled {
     return np.exp(lp);
   });
 
-  const decode = jit((P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => decodeStep(c, P, K, Vc, inp, table));
-  const decodeRows = jit((P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) => decodeStep(c, P, K, Vc, inp, table));
+  const decode = jit((P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) =>
+    decodeStep(c, P, K, Vc, inp, table),
+  );
+  const decodeRows = jit((P: Params, K: Params, Vc: Params, inp: DecodeInputs, table: np.Array) =>
+    decodeStep(c, P, K, Vc, inp, table),
+  );
 
   // Compiled on first use only: training never needs it.
   let grads: ReturnType<typeof jit> | undefined;
@@ -326,13 +438,25 @@ function compile(c: ModelConfig): Compiled {
 // ---------------------------------------------------------------------------------------------
 
 /** Pads rows to capacity and shifts targets so that position t holds token t + 1 (each entry `width` wide). */
-function shiftTargets<A extends Int32Array | Float32Array>(src: A, rows: number, cap: number, T: number, width = 1): A {
+function shiftTargets<A extends Int32Array | Float32Array>(
+  src: A,
+  rows: number,
+  cap: number,
+  T: number,
+  width = 1,
+): A {
   const out = new (src.constructor as { new (n: number): A })(cap * T * width);
-  for (let b = 0; b < rows; b++) out.set(src.subarray((b * T + 1) * width, (b + 1) * T * width), b * T * width);
+  for (let b = 0; b < rows; b++)
+    out.set(src.subarray((b * T + 1) * width, (b + 1) * T * width), b * T * width);
   return out;
 }
 
-function padRows<A extends Int32Array | Float32Array>(src: A, rows: number, cap: number, width: number): A {
+function padRows<A extends Int32Array | Float32Array>(
+  src: A,
+  rows: number,
+  cap: number,
+  width: number,
+): A {
   if (rows === cap) return src;
   const out = new (src.constructor as { new (n: number): A })(cap * width);
   out.set(src.subarray(0, rows * width));
@@ -354,7 +478,8 @@ export class JaxBackend implements EngineBackend {
 
   /** Starts the device; throws when jax-js cannot run it here. */
   static async create(device: JaxDevice): Promise<JaxBackend> {
-    if (!(await initJaxDevice(device))) throw new Error(`jax-js could not start the ${device} backend here`);
+    if (!(await initJaxDevice(device)))
+      throw new Error(`jax-js could not start the ${device} backend here`);
     return new JaxBackend(device);
   }
 
@@ -398,7 +523,8 @@ class JaxModel implements EngineModel {
 
   constructor(owner: JaxBackend, ck: Checkpoint, opts: ModelOptions) {
     validateCheckpoint(ck);
-    if (!Number.isInteger(opts.capacity) || opts.capacity < 1) throw new Error(`capacity must be a positive integer, got ${opts.capacity}`);
+    if (!Number.isInteger(opts.capacity) || opts.capacity < 1)
+      throw new Error(`capacity must be a positive integer, got ${opts.capacity}`);
     this.backend = owner.name;
     this.#device = owner.name;
     this.config = { ...ck.config };
@@ -440,7 +566,13 @@ class JaxModel implements EngineModel {
     };
   }
 
-  async nextLogprobs(tokens: Int32Array, rows: number, pos: Int32Array, cls: Int32Array | undefined, dist?: Dist): Promise<Float32Array> {
+  async nextLogprobs(
+    tokens: Int32Array,
+    rows: number,
+    pos: Int32Array,
+    cls: Int32Array | undefined,
+    dist?: Dist,
+  ): Promise<Float32Array> {
     this.#alive();
     const { context: T, vocab: V } = this.config;
     checkBatch(this, { rows, tokens }, this.#classes, "nextLogprobs");
@@ -486,10 +618,16 @@ class JaxModel implements EngineModel {
     this.#alive();
     checkBatch(this, batch, this.#classes, "tokenLogprobs");
     const T = this.config.context;
-    const out = this.#fns.logprobs(tree.ref(this.#params), this.#targetInputs(batch, dist), this.#table.ref, this.#causal.ref);
+    const out = this.#fns.logprobs(
+      tree.ref(this.#params),
+      this.#targetInputs(batch, dist),
+      this.#table.ref,
+      this.#causal.ref,
+    );
     const shifted = (await out.data()) as Float32Array;
     const result = new Float32Array(batch.rows * T);
-    for (let b = 0; b < batch.rows; b++) result.set(shifted.subarray(b * T, b * T + T - 1), b * T + 1);
+    for (let b = 0; b < batch.rows; b++)
+      result.set(shifted.subarray(b * T, b * T + T - 1), b * T + 1);
     return result;
   }
 
@@ -497,10 +635,16 @@ class JaxModel implements EngineModel {
     this.#alive();
     checkBatch(this, batch, this.#classes, "tokenDistributions");
     const { context: T, vocab: V } = this.config;
-    const out = this.#fns.dists(tree.ref(this.#params), this.#targetInputs(batch, dist), this.#table.ref, this.#causal.ref);
+    const out = this.#fns.dists(
+      tree.ref(this.#params),
+      this.#targetInputs(batch, dist),
+      this.#table.ref,
+      this.#causal.ref,
+    );
     const shifted = (await out.data()) as Float32Array;
     const result = new Float32Array(batch.rows * T * V);
-    for (let b = 0; b < batch.rows; b++) result.set(shifted.subarray(b * T * V, (b * T + T - 1) * V), (b * T + 1) * V);
+    for (let b = 0; b < batch.rows; b++)
+      result.set(shifted.subarray(b * T * V, (b * T + T - 1) * V), (b * T + 1) * V);
     return result;
   }
 
@@ -512,7 +656,9 @@ class JaxModel implements EngineModel {
     return {
       ...this.#targetInputs(batch, { temperature: h.temperature }),
       mask: this.#f32(shiftTargets(batch.mask, rows, cap, T), [cap, T]),
-      adv: this.#f32(padRows(batch.advantages ?? new Float32Array(rows).fill(1), rows, cap, 1), [cap]),
+      adv: this.#f32(padRows(batch.advantages ?? new Float32Array(rows).fill(1), rows, cap, 1), [
+        cap,
+      ]),
       old: this.#f32(shiftTargets(batch.oldLogp ?? zeros, rows, cap, T), [cap, T]),
       refLogp: this.#f32(shiftTargets(batch.refLogp ?? zeros, rows, cap, T), [cap, T]),
       useOld: this.#scalar(batch.oldLogp ? 1 : 0),
@@ -520,19 +666,42 @@ class JaxModel implements EngineModel {
       epsLow: this.#scalar(h.epsLow),
       epsHigh: this.#scalar(h.epsHigh),
       klCoef: this.#scalar(h.klCoef),
-      refDist: this.#f32(shiftTargets(batch.refDist ?? new Float32Array(rows * T * V), rows, cap, T, V), [cap, T, V]),
+      refDist: this.#f32(
+        shiftTargets(batch.refDist ?? new Float32Array(rows * T * V), rows, cap, T, V),
+        [cap, T, V],
+      ),
       fwdCoef: this.#scalar(batch.refDist ? (h.forwardKlCoef ?? 0) : 0),
     };
   }
 
-  async gradients(batch: TrainBatch, h: PolicyHyper): Promise<{ stats: Omit<StepStats, "gradNorm">; grads: Float32Array[] }> {
+  async gradients(
+    batch: TrainBatch,
+    h: PolicyHyper,
+  ): Promise<{ stats: Omit<StepStats, "gradNorm">; grads: Float32Array[] }> {
     this.#alive();
     checkBatch(this, batch, this.#classes, "gradients");
-    const [loss, aux, grads] = this.#fns.grads()(tree.ref(this.#params), this.#lossInputs(batch, h), this.#table.ref, this.#causal.ref);
-    const [l, a, ...g] = await Promise.all([loss.data(), aux.data(), ...grads.map((x) => x.data())]);
+    const [loss, aux, grads] = this.#fns.grads()(
+      tree.ref(this.#params),
+      this.#lossInputs(batch, h),
+      this.#table.ref,
+      this.#causal.ref,
+    );
+    const [l, a, ...g] = await Promise.all([
+      loss.data(),
+      aux.data(),
+      ...grads.map((x) => x.data()),
+    ]);
     const s = a as Float32Array;
     return {
-      stats: { loss: (l as Float32Array)[0], nll: s[0], entropy: s[1], kl: s[2], clipFrac: s[3], tokens: s[4], forwardKl: s[5] },
+      stats: {
+        loss: (l as Float32Array)[0],
+        nll: s[0],
+        entropy: s[1],
+        kl: s[2],
+        clipFrac: s[3],
+        tokens: s[4],
+        forwardKl: s[5],
+      },
       grads: g.map((x: unknown) => (x as Float32Array).slice()),
     };
   }
@@ -553,19 +722,37 @@ class JaxModel implements EngineModel {
       bc1: this.#scalar(bc1),
       bc2: this.#scalar(bc2),
     };
-    const [P, m, v, stats] = this.#fns.step(this.#params, this.#m, this.#v, inp, hs, this.#table.ref, this.#causal.ref);
+    const [P, m, v, stats] = this.#fns.step(
+      this.#params,
+      this.#m,
+      this.#v,
+      inp,
+      hs,
+      this.#table.ref,
+      this.#causal.ref,
+    );
     this.#params = P;
     this.#m = m;
     this.#v = v;
     this.#version += 1;
     const s = (await stats.data()) as Float32Array;
-    return { loss: s[0], gradNorm: s[1], nll: s[2], entropy: s[3], kl: s[4], clipFrac: s[5], tokens: s[6], forwardKl: s[7] };
+    return {
+      loss: s[0],
+      gradNorm: s[1],
+      nll: s[2],
+      entropy: s[3],
+      kl: s[4],
+      clipFrac: s[5],
+      tokens: s[6],
+      forwardKl: s[7],
+    };
   }
 
   async checkpoint(): Promise<Checkpoint> {
     this.#alive();
     const specs = paramSpecs(this.config);
-    const read = (xs: Params) => Promise.all(xs.map(async (a) => ((await a.ref.data()) as Float32Array).slice()));
+    const read = (xs: Params) =>
+      Promise.all(xs.map(async (a) => ((await a.ref.data()) as Float32Array).slice()));
     const [params, m, v] = await Promise.all([read(this.#params), read(this.#m), read(this.#v)]);
     return {
       format: CHECKPOINT_FORMAT,
@@ -578,13 +765,18 @@ class JaxModel implements EngineModel {
   load(ck: Checkpoint): void {
     this.#alive();
     validateCheckpoint(ck);
-    if (JSON.stringify(ck.config) !== JSON.stringify(this.config)) throw new Error("checkpoint config differs from this model's config");
+    if (JSON.stringify(ck.config) !== JSON.stringify(this.config))
+      throw new Error("checkpoint config differs from this model's config");
     this.#release();
     this.#version += 1;
     this.#params = ck.tensors.map((t) => this.#f32(t.data, t.shape));
     const o = ck.optimizer;
-    this.#m = ck.tensors.map((t, i) => this.#f32(o ? o.m[i] : new Float32Array(t.data.length), t.shape));
-    this.#v = ck.tensors.map((t, i) => this.#f32(o ? o.v[i] : new Float32Array(t.data.length), t.shape));
+    this.#m = ck.tensors.map((t, i) =>
+      this.#f32(o ? o.m[i] : new Float32Array(t.data.length), t.shape),
+    );
+    this.#v = ck.tensors.map((t, i) =>
+      this.#f32(o ? o.v[i] : new Float32Array(t.data.length), t.shape),
+    );
     this.#step = o?.step ?? 0;
   }
 
@@ -628,7 +820,8 @@ class JaxDecoder implements Decoder {
     this.#src = src;
     const { context: T, heads: H, d, layers } = src.config;
     this.#slots = new SlotTable(src.capacity, T);
-    const zeros = () => np.zeros([src.capacity, H, T, d / H], { dtype: np.float32, device: src.device });
+    const zeros = () =>
+      np.zeros([src.capacity, H, T, d / H], { dtype: np.float32, device: src.device });
     this.#keys = Array.from({ length: layers }, zeros);
     this.#values = Array.from({ length: layers }, zeros);
   }
@@ -682,8 +875,10 @@ class JaxDecoder implements Decoder {
       last[b * W + (to - 1 - from)] = 1;
       cls[b] = req.cls ? req.cls[r] : 0;
     });
-    const f32 = (data: Float32Array, shape: number[]) => np.array(data, { dtype: np.float32, device: src.device, shape });
-    const i32 = (data: Int32Array, shape: number[]) => np.array(data, { dtype: np.int32, device: src.device, shape });
+    const f32 = (data: Float32Array, shape: number[]) =>
+      np.array(data, { dtype: np.float32, device: src.device, shape });
+    const i32 = (data: Int32Array, shape: number[]) =>
+      np.array(data, { dtype: np.int32, device: src.device, shape });
     const inputs: DecodeInputs = {
       ...(gathered ? { slots: i32(slots, [B]), back: i32(back, [cap]) } : {}),
       tokens: i32(tokens, [B, W]),
@@ -692,9 +887,18 @@ class JaxDecoder implements Decoder {
       bias: f32(bias, [B, W, T]),
       last: f32(last, [B, W]),
       cls: i32(cls, [B]),
-      mul: np.array((dist?.logitScale ?? 1) / (dist?.temperature ?? 1), { dtype: np.float32, device: src.device }),
+      mul: np.array((dist?.logitScale ?? 1) / (dist?.temperature ?? 1), {
+        dtype: np.float32,
+        device: src.device,
+      }),
     };
-    const [logp, K, Vc] = (gathered ? src.fns.decodeRows : src.fns.decode)(src.params(), this.#keys, this.#values, inputs, src.table());
+    const [logp, K, Vc] = (gathered ? src.fns.decodeRows : src.fns.decode)(
+      src.params(),
+      this.#keys,
+      this.#values,
+      inputs,
+      src.table(),
+    );
     this.#keys = K;
     this.#values = Vc;
     const data = (await logp.data()) as Float32Array;

@@ -59,7 +59,14 @@ const MASKED = -1e9;
 function wordPieceVocab(): string[] {
   const letters = "abcdefghijklmnopqrstuvwxyz0123456789".split("");
   const punct = ".,!?'\"$%-:;()".split("");
-  return [...SPECIALS, ...letters, ...punct, ...letters.map((c) => "##" + c), ...WORDS, ...SUFFIXES.map((s) => "##" + s)];
+  return [
+    ...SPECIALS,
+    ...letters,
+    ...punct,
+    ...letters.map((c) => "##" + c),
+    ...WORDS,
+    ...SUFFIXES.map((s) => "##" + s),
+  ];
 }
 
 function tokenizerJson(vocab: string[]): Record<string, unknown> {
@@ -69,12 +76,30 @@ function tokenizerJson(vocab: string[]): Record<string, unknown> {
     version: "1.0",
     truncation: null,
     padding: null,
-    added_tokens: SPECIALS.map((content) => ({ id: id(content), content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
-    normalizer: { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+    added_tokens: SPECIALS.map((content) => ({
+      id: id(content),
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
+    normalizer: {
+      type: "BertNormalizer",
+      clean_text: true,
+      handle_chinese_chars: true,
+      strip_accents: null,
+      lowercase: true,
+    },
     pre_tokenizer: { type: "BertPreTokenizer" },
     post_processor: {
       type: "TemplateProcessing",
-      single: [{ SpecialToken: { id: "[CLS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: "[SEP]", type_id: 0 } }],
+      single: [
+        { SpecialToken: { id: "[CLS]", type_id: 0 } },
+        { Sequence: { id: "A", type_id: 0 } },
+        { SpecialToken: { id: "[SEP]", type_id: 0 } },
+      ],
       pair: [
         { SpecialToken: { id: "[CLS]", type_id: 0 } },
         { Sequence: { id: "A", type_id: 0 } },
@@ -85,7 +110,13 @@ function tokenizerJson(vocab: string[]): Record<string, unknown> {
       special_tokens: { "[CLS]": special("[CLS]"), "[SEP]": special("[SEP]") },
     },
     decoder: { type: "WordPiece", prefix: "##", cleanup: true },
-    model: { type: "WordPiece", unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100, vocab: Object.fromEntries(vocab.map((t, i) => [t, i])) },
+    model: {
+      type: "WordPiece",
+      unk_token: "[UNK]",
+      continuing_subword_prefix: "##",
+      max_input_chars_per_word: 100,
+      vocab: Object.fromEntries(vocab.map((t, i) => [t, i])),
+    },
   };
 }
 
@@ -139,13 +170,26 @@ function bertOnnx(m: TinyBertDims, W: Map<string, Float32Array>): Uint8Array {
   const keyOk = g.op("Cast", [g.op("Unsqueeze", [mask, g.constInt([1, 2])])], { to: 9 }); // [batch, 1, 1, seq]
   const bias = g.op("Where", [keyOk, g.constFloat(0), g.constFloat(MASKED)]);
 
-  const layerNorm = (x: string, p: string) => g.op("LayerNormalization", [x, w[p + ".g"], w[p + ".b"]], { axis: -1, epsilon: float(LN_EPS_BERT) });
-  const linear = (x: string, weight: string, b: string) => g.op("Add", [g.op("MatMul", [x, w[weight]]), w[b]]);
-  const splitHeads = (x: string) => g.op("Transpose", [g.op("Reshape", [x, g.constInt([0, 0, H, hd])])], { perm: [0, 2, 1, 3] });
-  const gelu = (u: string) => g.op("Mul", [g.op("Mul", [u, g.constFloat(0.5)]), g.op("Add", [g.op("Erf", [g.op("Mul", [u, g.constFloat(Math.SQRT1_2)])]), g.constFloat(1)])]);
+  const layerNorm = (x: string, p: string) =>
+    g.op("LayerNormalization", [x, w[p + ".g"], w[p + ".b"]], {
+      axis: -1,
+      epsilon: float(LN_EPS_BERT),
+    });
+  const linear = (x: string, weight: string, b: string) =>
+    g.op("Add", [g.op("MatMul", [x, w[weight]]), w[b]]);
+  const splitHeads = (x: string) =>
+    g.op("Transpose", [g.op("Reshape", [x, g.constInt([0, 0, H, hd])])], { perm: [0, 2, 1, 3] });
+  const gelu = (u: string) =>
+    g.op("Mul", [
+      g.op("Mul", [u, g.constFloat(0.5)]),
+      g.op("Add", [g.op("Erf", [g.op("Mul", [u, g.constFloat(Math.SQRT1_2)])]), g.constFloat(1)]),
+    ]);
 
   const emb = g.op("Add", [
-    g.op("Add", [g.op("Gather", [w["word_emb"], ids], { axis: 0 }), g.op("Gather", [w["pos_emb"], positions], { axis: 0 })]),
+    g.op("Add", [
+      g.op("Gather", [w["word_emb"], ids], { axis: 0 }),
+      g.op("Gather", [w["pos_emb"], positions], { axis: 0 }),
+    ]),
     g.op("Gather", [w["type_emb"], types], { axis: 0 }),
   ]);
   let x = layerNorm(emb, "emb_ln");
@@ -155,11 +199,20 @@ function bertOnnx(m: TinyBertDims, W: Map<string, Float32Array>): Uint8Array {
     const q = splitHeads(linear(x, p + "wq", p + "bq"));
     const k = splitHeads(linear(x, p + "wk", p + "bk"));
     const v = splitHeads(linear(x, p + "wv", p + "bv"));
-    const scores = g.op("Add", [g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [k], { perm: [0, 1, 3, 2] })]), scale]), bias]);
+    const scores = g.op("Add", [
+      g.op("Mul", [g.op("MatMul", [q, g.op("Transpose", [k], { perm: [0, 1, 3, 2] })]), scale]),
+      bias,
+    ]);
     const att = g.op("MatMul", [g.op("Softmax", [scores], { axis: -1 }), v]);
-    const merged = g.op("Reshape", [g.op("Transpose", [att], { perm: [0, 2, 1, 3] }), g.constInt([0, 0, d])]);
+    const merged = g.op("Reshape", [
+      g.op("Transpose", [att], { perm: [0, 2, 1, 3] }),
+      g.constInt([0, 0, d]),
+    ]);
     x = layerNorm(g.op("Add", [x, linear(merged, p + "wo", p + "bo")]), p + "ln1");
-    x = layerNorm(g.op("Add", [x, linear(gelu(linear(x, p + "w1", p + "b1")), p + "w2", p + "b2")]), p + "ln2");
+    x = layerNorm(
+      g.op("Add", [x, linear(gelu(linear(x, p + "w1", p + "b1")), p + "w2", p + "b2")]),
+      p + "ln2",
+    );
   }
   g.output(x, "last_hidden_state", "float32", ["batch_size", "sequence_length", d]);
   return g.encode();
@@ -169,13 +222,22 @@ const json = (x: unknown) => JSON.stringify(x, null, 2) + "\n";
 
 export function makeTinyBert({ seed = 2 } = {}): TinyBert {
   const vocab = wordPieceVocab();
-  const dims: TinyBertDims = { vocab: vocab.length, d: 32, heads: 2, layers: 2, intermediate: 64, maxPositions: 64, typeVocab: 2 };
+  const dims: TinyBertDims = {
+    vocab: vocab.length,
+    d: 32,
+    heads: 2,
+    layers: 2,
+    intermediate: 64,
+    maxPositions: 64,
+    typeVocab: 2,
+  };
   const rng = Rng.seed(seed);
   const weights = new Map<string, Float32Array>();
   for (const [name, shape] of weightShapes(dims)) {
     const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
     const gain = name.endsWith(".g"); // LayerNorm gains around 1; other vectors are biases
-    for (let i = 0; i < data.length; i++) data[i] = gain ? 1 + 0.1 * rng.normal() : (shape.length === 1 ? 0.05 : 0.3) * rng.normal();
+    for (let i = 0; i < data.length; i++)
+      data[i] = gain ? 1 + 0.1 * rng.normal() : (shape.length === 1 ? 0.05 : 0.3) * rng.normal();
     weights.set(name, data);
   }
   const files: HfFiles = {
@@ -272,7 +334,21 @@ function erf(x: number): number {
   const r =
     t *
     Math.exp(
-      -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 +
+                            t *
+                              (-1.13520398 +
+                                t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? 1 - r : r - 1;
 }
@@ -312,7 +388,8 @@ export function referenceEmbedding(model: TinyBert, ids: number[]): Float64Array
   const we = W("word_emb"),
     pe = W("pos_emb"),
     te = W("type_emb");
-  for (let r = 0; r < S; r++) for (let i = 0; i < d; i++) emb[r * d + i] = we[ids[r] * d + i] + pe[r * d + i] + te[i];
+  for (let r = 0; r < S; r++)
+    for (let i = 0; i < d; i++) emb[r * d + i] = we[ids[r] * d + i] + pe[r * d + i] + te[i];
   let x = layerNorm(emb, "emb_ln");
   for (let l = 0; l < layers; l++) {
     const p = `l${l}.`;
@@ -331,14 +408,18 @@ export function referenceEmbedding(model: TinyBert, ids: number[]): Float64Array
         const max = Math.max(...s);
         let sum = 0;
         for (let j = 0; j < S; j++) sum += s[j] = Math.exp(s[j] - max);
-        for (let j = 0; j < S; j++) for (let c = 0; c < hd; c++) ctx[i * d + h * hd + c] += (s[j] / sum) * v[j * d + h * hd + c];
+        for (let j = 0; j < S; j++)
+          for (let c = 0; c < hd; c++)
+            ctx[i * d + h * hd + c] += (s[j] / sum) * v[j * d + h * hd + c];
       }
     const att = linear(ctx, d, p + "wo", p + "bo", d);
     x = layerNorm(
       x.map((u, i) => u + att[i]),
       p + "ln1",
     );
-    const hidden = linear(x, d, p + "w1", p + "b1", I).map((u) => 0.5 * u * (1 + erf(u * Math.SQRT1_2)));
+    const hidden = linear(x, d, p + "w1", p + "b1", I).map(
+      (u) => 0.5 * u * (1 + erf(u * Math.SQRT1_2)),
+    );
     const out = linear(hidden, I, p + "w2", p + "b2", d);
     x = layerNorm(
       x.map((u, i) => u + out[i]),

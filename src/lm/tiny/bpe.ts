@@ -11,12 +11,14 @@ export function bytesToUnicode(): string[] {
   for (let b = 174; b <= 255; b++) keep.push(b); // "®" … "ÿ"
   const map = new Array<string>(256);
   let extra = 0;
-  for (let b = 0; b < 256; b++) map[b] = keep.includes(b) ? String.fromCodePoint(b) : String.fromCodePoint(256 + extra++);
+  for (let b = 0; b < 256; b++)
+    map[b] = keep.includes(b) ? String.fromCodePoint(b) : String.fromCodePoint(256 + extra++);
   return map;
 }
 
 /** GPT-2's pre-tokenizer pattern (contractions, letters, digits, other, whitespace). */
-export const GPT2_SPLIT = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+export const GPT2_SPLIT =
+  /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 
 /** Pieces the merges build, left to right; a leading space is written as a space here. */
 const PIECES = [
@@ -83,7 +85,9 @@ export interface BpeTokenizerSpec {
 export function buildBpe(specials: string[]): BpeTokenizerSpec {
   const b2u = bytesToUnicode();
   // GPT-2 orders the byte tokens as its bytes_to_unicode table lists them: printable first
-  const order = [...b2u.entries()].sort((a, b) => a[1].codePointAt(0)! - b[1].codePointAt(0)!).map(([, c]) => c);
+  const order = [...b2u.entries()]
+    .sort((a, b) => a[1].codePointAt(0)! - b[1].codePointAt(0)!)
+    .map(([, c]) => c);
   const vocab = new Map<string, number>();
   order.forEach((c) => vocab.set(c, vocab.size));
   const merges: [string, string][] = [];
@@ -106,12 +110,25 @@ export function buildBpe(specials: string[]): BpeTokenizerSpec {
 
 /** tokenizer.json (Hugging Face tokenizers format) for a byte-level BPE tokenizer. */
 export function bpeTokenizerJson(spec: BpeTokenizerSpec): Record<string, unknown> {
-  const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true };
+  const byteLevel = {
+    type: "ByteLevel",
+    add_prefix_space: false,
+    trim_offsets: true,
+    use_regex: true,
+  };
   return {
     version: "1.0",
     truncation: null,
     padding: null,
-    added_tokens: spec.specials.map((content) => ({ id: spec.vocab.get(content), content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+    added_tokens: spec.specials.map((content) => ({
+      id: spec.vocab.get(content),
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
     normalizer: null,
     pre_tokenizer: byteLevel,
     post_processor: { ...byteLevel, trim_offsets: false },
@@ -151,7 +168,13 @@ export class ReferenceBpe {
     const ids: number[] = [];
     const specials = this.#spec.specials;
     // special tokens are matched first, as added tokens are
-    const parts = specials.length ? text.split(new RegExp(`(${specials.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`)) : [text];
+    const parts = specials.length
+      ? text.split(
+          new RegExp(
+            `(${specials.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`,
+          ),
+        )
+      : [text];
     for (const part of parts) {
       if (part === "") continue;
       if (specials.includes(part)) {

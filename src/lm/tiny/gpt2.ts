@@ -42,7 +42,14 @@ const json = (x: unknown) => JSON.stringify(x, null, 2) + "\n";
 export function makeTinyGpt2(opts: TinyGpt2Options = {}): TinyGpt2 {
   const seed = opts.seed ?? 1;
   const tokenizer = buildBpe([EOT, IM_START, IM_END]);
-  const dims: GptDims = { vocab: tokenizer.vocab.size, context: opts.context ?? 128, d: opts.d ?? 32, layers: opts.layers ?? 2, heads: opts.heads ?? 4, mlpRatio: 4 };
+  const dims: GptDims = {
+    vocab: tokenizer.vocab.size,
+    context: opts.context ?? 128,
+    d: opts.d ?? 32,
+    layers: opts.layers ?? 2,
+    heads: opts.heads ?? 4,
+    mlpRatio: 4,
+  };
   const eot = tokenizer.vocab.get(EOT)!;
   const rng = Rng.seed(seed);
   // Scales well above GPT-2's 0.02 init so that next-token distributions are peaked: greedy
@@ -52,7 +59,8 @@ export function makeTinyGpt2(opts: TinyGpt2Options = {}): TinyGpt2 {
     const data = new Float32Array(size(s.shape));
     const leaf = s.name.replace(/^l\d+\./, "");
     if (s.init === "ones") for (let i = 0; i < data.length; i++) data[i] = 1 + 0.1 * rng.normal();
-    else if (s.init === "zeros") for (let i = 0; i < data.length; i++) data[i] = 0.05 * rng.normal();
+    else if (s.init === "zeros")
+      for (let i = 0; i < data.length; i++) data[i] = 0.05 * rng.normal();
     else for (let i = 0; i < data.length; i++) data[i] = (std[leaf] ?? 0.3) * rng.normal();
     return data;
   });
@@ -73,7 +81,9 @@ export function makeTinyGpt2(opts: TinyGpt2Options = {}): TinyGpt2 {
   if (opts.chatTemplate ?? true) tokenizerConfig.chat_template = CHATML_TEMPLATE;
   const eos = [eot, tokenizer.vocab.get(IM_END)!];
   const files: HfFiles = {
-    "config.json": json(gptConfigJson(dims, { bosTokenId: eot, eosTokenId: eot, provenance: { tiny: "gpt2", seed } })),
+    "config.json": json(
+      gptConfigJson(dims, { bosTokenId: eot, eosTokenId: eot, provenance: { tiny: "gpt2", seed } }),
+    ),
     "generation_config.json": json({ bos_token_id: eot, eos_token_id: eos, pad_token_id: eot }),
     "tokenizer.json": json(bpeTokenizerJson(tokenizer)),
     "tokenizer_config.json": json(tokenizerConfig),
@@ -118,7 +128,11 @@ export class TinyGpt2Reference {
   }
 
   /** Greedy continuation (stops at an EOS id); `margin` is the smallest top-1 − top-2 logit gap. */
-  greedy(ids: number[], maxNewTokens: number, eos: number[] = this.model.eosTokenIds): { ids: number[]; margin: number } {
+  greedy(
+    ids: number[],
+    maxNewTokens: number,
+    eos: number[] = this.model.eosTokenIds,
+  ): { ids: number[]; margin: number } {
     const V = this.#config.vocab;
     const seq = [...ids];
     const out: number[] = [];

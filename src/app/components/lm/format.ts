@@ -11,7 +11,8 @@ export function bytes(n: number): string {
   return `${(n / 1000 ** i).toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }
 
-export const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;
+export const plural = (n: number, word: string, many = `${word}s`) =>
+  `${n} ${n === 1 ? word : many}`;
 
 /** A standard error: two decimals, or two significant digits when smaller than 0.1. */
 export function se(x: number | null | undefined): string {
