@@ -1,7 +1,7 @@
 // The engine's one backend interface. A backend turns a Checkpoint into an EngineModel that
 // computes next-token distributions, per-token log-probs and optimizer steps on fixed padded
 // shapes [capacity, context]. Implementations: backends/jax.ts (jax-js on wasm or WebGPU, the
-// only importer of jax-js) and backends/reference.ts (plain TypeScript float64, the test oracle).
+// only importer of jax-js) and backends/float64.ts (plain TypeScript float64, the test oracle).
 //
 // Conventions shared by every backend:
 // * tokens are [rows, T] row-major; the distribution of token t comes from the logits at t − 1,

@@ -8,7 +8,7 @@
 //   outputs logits [batch, seq, vocab], present.N.key / .value [batch, heads, past_seq + seq, head_dim]
 // transformers.js feeds only the newest token after the first step, so a cache-less graph would
 // generate wrong text. A full-sequence forward is the same graph with an empty past (past_seq = 0).
-// The math is exactly reference.ts's forward: learned positions, pre-LN blocks with LN eps 1e-5,
+// The math is exactly backends/float64.ts's forward: learned positions, pre-LN blocks with LN eps 1e-5,
 // fused qkv (q | k | v columns, head i owning columns i·hd…), causal softmax(q·kᵀ/√hd), tanh GELU,
 // final LN and an untied head with bias. Padding: attention_mask zeros hide keys; query rows that
 // see no key (left padding) get a uniform softmax instead of NaN because masking adds −1e9.
@@ -75,7 +75,7 @@ export function gptOnnx(
   const splitHeads = (x: string) =>
     g.op("Transpose", [g.op("Reshape", [x, g.constInt([0, 0, H, hd])])], { perm: [0, 2, 1, 3] });
   const gelu = (u: string) => {
-    // 0.5·u·(1 + tanh(√(2/π)·(u + 0.044715·u³))), as reference.ts (GPT-2's gelu_new)
+    // 0.5·u·(1 + tanh(√(2/π)·(u + 0.044715·u³))), as backends/float64.ts (GPT-2's gelu_new)
     const u3 = g.op("Mul", [g.op("Mul", [u, u]), u]);
     const inner = g.op("Mul", [
       g.op("Add", [u, g.op("Mul", [u3, g.constFloat(0.044715)])]),

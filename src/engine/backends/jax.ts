@@ -1,5 +1,5 @@
 // The jax-js backend (wasm in Node and browsers, WebGPU in browsers): the engine's fast path and
-// the only module that imports jax-js. It computes exactly what backends/reference.ts defines,
+// the only module that imports jax-js. It computes exactly what backends/float64.ts defines,
 // in float32, with every step jitted on fixed padded shapes [capacity, context] so each
 // function compiles once per model shape.
 //

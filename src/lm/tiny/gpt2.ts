@@ -1,6 +1,6 @@
 // The tiny test LM: a 2-layer GPT with seeded random weights, a byte-level BPE tokenizer with a
 // ChatML chat template, in Hugging Face layout (model_type "gpt2", KV-cache graph). Its plain
-// reference is the engine's float64 forward (src/engine/backends/reference.ts): the graph is the
+// reference is the engine's float64 forward (src/engine/backends/float64.ts): the graph is the
 // engine's architecture, written by onnx-export.ts. No npm package ships a usable tiny LM.
 import { paramSpecs, size, type ModelConfig } from "../../engine/config";
 import { Rng } from "../../engine/random";
