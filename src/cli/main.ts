@@ -77,7 +77,7 @@ program
   .addOption(
     new Option(
       "--backend <name>",
-      "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)",
+      "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see docs/config.md#backends)",
     )
       .choices(["wasm", "webgpu", "float64"])
       .default("wasm"),
@@ -144,7 +144,7 @@ program
   .addOption(
     new Option(
       "--backend <name>",
-      "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see README)",
+      "engine backend (webgpu in Node: Dawn on a Vulkan GPU, see docs/config.md#backends)",
     )
       .choices(["wasm", "webgpu", "float64"])
       .default("wasm"),

@@ -9,7 +9,7 @@ import DialoguesPage from "../../src/app/pages/DialoguesPage.svelte";
 import source from "../../src/app/pages/DialoguesPage.svelte?raw";
 import { ACTS, MAX_EXCHANGES } from "../../src/benchmarks/persuasion/world";
 import type { RunReport } from "../../src/experiment/experiment";
-import { buildReport } from "./report-fixture";
+import { buildReport, collapsed } from "./report-fixture";
 
 let report: RunReport;
 let total: number;
@@ -105,7 +105,9 @@ describe("DialoguesPage", () => {
     }
     await pick("filter-opponent", "train");
     expect(shown().length).toBe(0);
-    expect(screen.getByTestId("empty").textContent).toMatch(/Simulators have no latent type/);
+    expect(collapsed(screen.getByTestId("empty").textContent)).toMatch(
+      /Simulators have no latent type/,
+    );
   });
 
   it("filters by outcome: successes donated at least $1, failures less", async () => {

@@ -38,3 +38,7 @@ export function stubResizeObserver(): void {
     disconnect() {}
   };
 }
+
+/** Text as a reader sees it: HTML's white space (not the narrow no-break space) collapsed, as rendering does. */
+export const collapsed = (text: string | null): string =>
+  (text ?? "").replace(/[ \t\n\r\f]+/g, " ").trim();

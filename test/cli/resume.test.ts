@@ -147,7 +147,7 @@ describe("collapse-lab run --resume", () => {
       );
       const cpu = await runCli([...SMALL, "--backend", "float64", "--resume", dir]);
       expect(cpu.code).not.toBe(0);
-      expect(cpu.stderr).toContain("holds the tasks of a run on wasm, not cpu");
+      expect(cpu.stderr).toContain("holds the tasks of a run on wasm, not float64");
       expect(readFileSync(join(dir, "run.json"), "utf8")).toBe(before);
       expect(readdirSync(dir).sort()).toEqual(files);
     },

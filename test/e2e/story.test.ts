@@ -67,7 +67,7 @@ describe("the first screen", () => {
     );
     const label = page
       .getByTestId("figure-curves")
-      .locator("svg text", { hasText: /^single \d+ %$/ })
+      .locator("svg text", { hasText: /^single \d+\u202f%$/ })
       .first();
     await label.waitFor();
     const fold = 800;
