@@ -47,8 +47,8 @@ describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
     expect(clamped.mean).toBeGreaterThan(0.39);
   });
 
-  it("strategy counts match the README and are ordered credibility > donation-info > logical > emotion > the rest", () => {
-    // The README's 469 for logical-appeal is what the data says (docs/architecture.md#persuasion rounds it to 470).
+  it("strategy counts match docs/data.md and are ordered credibility > donation-info > logical > emotion > the rest", () => {
+    // docs/data.md's 469 for logical-appeal is what the data says (docs/architecture.md#persuasion rounds it to 470).
     expect(stats.strategies.counts).toEqual({
       "credibility-appeal": 1083,
       "donation-information": 491,
@@ -74,7 +74,7 @@ describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
     expect(stats.strategies.otherPersuaderCounts).not.toHaveProperty("credibility-appeal");
   });
 
-  it("persuadee act counts match the README", () => {
+  it("persuadee act counts match docs/data.md", () => {
     expect(stats.persuadeeActs.counts).toMatchObject({
       "positive-reaction-to-donation": 1032,
       "ask-org-info": 485,
@@ -100,7 +100,7 @@ describe.skipIf(!HAVE_P4G)("P4G statistics from the real corpus", () => {
     expect(sd.highestByUse).toBe("donation-information");
   });
 
-  it("trait correlations with donating have the README's signs", () => {
+  it("trait correlations with donating have docs/data.md's signs", () => {
     const r = stats.traitDonating.correlations;
     for (const t of ["agreeable", "care", "fairness", "rational"] as const)
       expect(r[t]).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 // The CLI's default path: with `--parallel` > 1 the command runs its tasks on worker threads
-// (NodeWorkerExecutor), with 1 inline on the main thread. The README promises the same numbers
+// (NodeWorkerExecutor), with 1 inline on the main thread. docs/config.md promises the same numbers
 // whatever `--parallel` is; this runs the smoke preset both ways and compares every number of the
 // two reports exactly. `--no-store` so that every kind of task — pretraining, condition × seed
 // units, diagnostics — runs on the executor under test (with the store, pretraining never reaches
