@@ -1,5 +1,6 @@
 // The registry of benchmarks: the only place that imports a benchmark's folder. The layers above
-// (experiment, simulators, metrics, lm, app, cli) reach a benchmark through `benchmarkModule`.
+// (remote and up: simulators, experiment, cluster, serve, workers, cli, app) reach a benchmark
+// through `benchmarkModule`.
 import type { Benchmark, BenchmarkModule } from "./types";
 import { persuasion } from "./persuasion";
 import { service } from "./service";

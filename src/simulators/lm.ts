@@ -1,6 +1,7 @@
-// A real LM as a user simulator in the toy persuasion game (docs/architecture.md#the-lm-tier): for each dialogue the
-// act-label prompt (the benchmark's lm part, e.g. src/benchmarks/persuasion/lm-prompts.ts) is scored with every allowed user act's label as the
-// continuation, and p(act) = softmax(label log-likelihood / temperature) over the allowed class
+// A real LM as a user simulator in a toy world that has an lm part (Persuasion, Service;
+// docs/architecture.md#the-lm-tier): for each dialogue the act-label prompt (the benchmark's lm
+// part, e.g. src/benchmarks/persuasion/lm-prompts.ts) is scored with every allowed user act's
+// label as the continuation, and p(act) = softmax(label log-likelihood / temperature) over the allowed class
 // (0 elsewhere). That distribution drops into the game like any other UserSimulator — as the
 // training simulator or as a held-out panel member.
 //
