@@ -6,7 +6,7 @@ import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../e
 import { throttle } from "../util/throttle";
 import { fixed, pct, seconds } from "../util/format";
 import { availableParallelism } from "node:os";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PRESETS } from "../experiment/presets";
 import { benchmarkFor } from "../benchmarks/registry";
@@ -14,6 +14,8 @@ import { modelConfig, modelOptions } from "../experiment/pretrain";
 import { microBenchmark } from "../engine/micro-benchmark";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
 import { fileTaskCache, ResumeError, type FileTaskCache } from "../experiment/node-task-cache";
+import { writeFolderAtomic } from "../experiment/node-write";
+import { checkOutput, saveReport } from "./outputs";
 import { mergeReports, MergeError } from "../experiment/merge-reports";
 import { parseReport } from "../experiment/report-schema";
 import { InlineExecutor, type Executor } from "../experiment/tasks";
@@ -150,10 +152,13 @@ program
       .default("wasm"),
   )
   .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
-  .option("--out <file>", "write the RunReport JSON here")
+  .option(
+    "--out <file>",
+    "write the RunReport JSON here (replaced if it exists; missing folders are created)",
+  )
   .option(
     "--policies <dir>",
-    "write every condition × seed's trained policy into this folder (the Play page's policies of a recording)",
+    "write every condition × seed's trained policy into this folder, replaced whole if it holds earlier policies (the Play page's policies of a recording)",
   )
   .option(
     "--no-store",
@@ -170,6 +175,9 @@ program
   )
   .action(async (opts: RunOptions) => {
     const config = configFromOptions(opts, usageError);
+    // every output is checked before any work, so a long run cannot end unable to save itself
+    if (opts.out) checkOutput(opts.out, "file", "--out", usageError);
+    if (opts.policies) checkPoliciesFolder(opts.policies);
     let cache: FileTaskCache | undefined;
     if (opts.resume) {
       try {
@@ -230,12 +238,9 @@ program
     }
     progress.flush();
     process.stdout.write(formatReport(report) + "\n");
-    if (opts.out) {
-      writeFileSync(opts.out, JSON.stringify(report, null, 1) + "\n");
-      log(`report written to ${opts.out}`);
-    }
+    if (opts.out) saveReport(opts.out, JSON.stringify(report, null, 1) + "\n", log);
     if (opts.policies) {
-      writePolicies(opts.policies, encodePolicies(config, opts.backend, policies));
+      writeFolderAtomic(opts.policies, encodePolicies(config, opts.backend, policies));
       log(`${policies.length} trained policies written to ${opts.policies}`);
     }
   });
@@ -268,16 +273,8 @@ program
       usageError(
         `--policies ${opts.policies} is one of the reports' policies folders; write the merged policies elsewhere`,
       );
-    // an earlier merge's folder is replaced; any other folder with files in it is left alone
-    if (
-      opts.policies &&
-      existsSync(opts.policies) &&
-      readdirSync(opts.policies).length &&
-      !existsSync(join(opts.policies, "index.json"))
-    )
-      usageError(
-        `--policies ${opts.policies} is a folder of other files, not policies; choose another`,
-      );
+    checkOutput(opts.out, "file", "--out", usageError);
+    if (opts.policies) checkPoliciesFolder(opts.policies);
     const reports = files.map((f) => {
       try {
         return parseReport(readFileSync(f, "utf8"));
@@ -311,15 +308,14 @@ program
       }
     }
     process.stdout.write(formatReport(merged) + "\n");
-    writeFileSync(opts.out, JSON.stringify(merged, null, 1) + "\n");
+    const written = saveReport(opts.out, JSON.stringify(merged, null, 1) + "\n", () => {});
     if (opts.policies && policies) {
-      rmSync(opts.policies, { recursive: true, force: true });
-      writePolicies(opts.policies, policies);
+      writeFolderAtomic(opts.policies, policies);
       process.stderr.write(`${policies.size - 1} trained policies written to ${opts.policies}\n`);
     }
     const { seedBase, seeds } = merged.config;
     process.stderr.write(
-      `${files.length} reports merged (seeds ${seedBase}–${seedBase + seeds - 1}; their wall times sum to ${seconds(merged.timing.totalMs)}), written to ${opts.out}\n`,
+      `${files.length} reports merged (seeds ${seedBase}–${seedBase + seeds - 1}; their wall times sum to ${seconds(merged.timing.totalMs)}), written to ${written}\n`,
     );
   });
 
@@ -365,6 +361,7 @@ program
       } catch (e) {
         usageError((e as Error).message);
       }
+      checkOutput(opts.dir, "folder", "--dir", usageError);
       const log = (s: string) => process.stderr.write(s + "\n");
       const backend = "wasm"; // the backend the CLI and the app run by default; other backends pretrain live
       const parallel = opts.parallel ?? Math.min(availableParallelism(), 8);
@@ -409,10 +406,11 @@ program
 registerRemoteCommands(program, { integer, collect, usageError });
 registerRayCommands(program, { integer, collect, usageError });
 
-/** A run's policies files (encodePolicies) into a folder. */
-function writePolicies(dir: string, files: Map<string, Uint8Array>): void {
-  mkdirSync(dir, { recursive: true });
-  for (const [name, bytes] of files) writeFileSync(join(dir, name), bytes);
+/** A policies folder is replaced whole; one that holds other files than policies is refused. */
+function checkPoliciesFolder(dir: string): void {
+  checkOutput(dir, "folder", "--policies", usageError);
+  if (existsSync(dir) && readdirSync(dir).length && !existsSync(join(dir, "index.json")))
+    usageError(`--policies ${dir} is a folder of other files, not policies; choose another`);
 }
 
 function usageError(message: string): never {

@@ -1,7 +1,6 @@
 // `collapse-lab ray …`: an experiment as a Ray job, through Ray's Jobs REST API. `submit` sends it,
 // `status`, `logs`, `stop` and `fetch` follow it, stop it and bring its report home. `relay`
 // serves the job endpoints to the app's Remote page with the token kept on this side.
-import { writeFileSync } from "node:fs";
 import { Option, type Command } from "commander";
 import { parseReport } from "../experiment/report-schema";
 import { isTerminal, RayJobsError, type RayJobsClient, type RayJobInfo } from "../cluster/ray/jobs";
@@ -10,6 +9,7 @@ import { submitRun } from "../cluster/ray/submit";
 import { configFromOptions, type ConfigOptions } from "./config-options";
 import type { CliHelpers } from "./remote-commands";
 import { formatReport } from "../experiment/report-text";
+import { checkOutput, saveReport } from "./outputs";
 import { addConnection, client, type Connection } from "./ray-connection";
 import { registerRelayCommand } from "./relay-command";
 import { registerScopeCommands } from "./scope-commands";
@@ -67,10 +67,9 @@ async function follow(
 
 function fetchReport(log: string, out: string, quiet: boolean): void {
   const report = reportFromLog(log);
-  writeFileSync(out, JSON.stringify(report, null, 1) + "\n");
-  parseReport(JSON.stringify(report)); // the file written reads back as a report
+  parseReport(JSON.stringify(report)); // what is written reads back as a report
   if (!quiet) process.stdout.write(formatReport(report) + "\n");
-  process.stderr.write(`report written to ${out}\n`);
+  saveReport(out, JSON.stringify(report, null, 1) + "\n", (m) => process.stderr.write(`${m}\n`));
 }
 
 export function registerRayCommands(program: Command, helpers: CliHelpers): void {
@@ -158,6 +157,7 @@ export function registerRayCommands(program: Command, helpers: CliHelpers): void
           usageError(
             "--out needs --follow (or fetch the report later: collapse-lab ray fetch JOB --out FILE)",
           );
+        if (opts.out) checkOutput(opts.out, "file", "--out", usageError);
         const env: Record<string, string> = {};
         for (const kv of opts.env) {
           const eq = kv.indexOf("=");
@@ -267,6 +267,7 @@ export function registerRayCommands(program: Command, helpers: CliHelpers): void
       .option("--quiet", "do not print the table"),
   ).action((job: string, opts: Connection & { out: string; quiet?: boolean }) =>
     guard(async () => {
+      checkOutput(opts.out, "file", "--out", usageError);
       const c = client(opts, usageError);
       const info = await c.info(job);
       if (!isTerminal(info.status))

@@ -1,15 +1,7 @@
 // The store of pretrained models on the file system (Node): the reader the CLI uses by default,
 // and the writer behind `collapse-lab store` (scripts/store-pretrained.sh), which pretrains the
 // presets' own jobs on an executor and keeps one file per job plus index.json in the folder.
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,6 +22,7 @@ import {
   type StoreIndex,
 } from "./store";
 import type { Executor } from "./tasks";
+import { writeFileAtomic } from "./node-write";
 
 /** The repository's store, which the app serves as `pretrained/` (Vite serves public/ at the base). */
 export const STORE_DIR = fileURLToPath(
@@ -128,12 +121,10 @@ function writeIndex(dir: string, index: StoreIndex): void {
   const lines = Object.keys(index.models)
     .sort()
     .map((k) => `  ${JSON.stringify(k)}: ${JSON.stringify(index.models[k])}`);
-  const tmp = join(dir, "index.json.tmp");
-  writeFileSync(
-    tmp,
+  writeFileAtomic(
+    join(dir, "index.json"),
     `{\n "format": ${JSON.stringify(index.format)},\n "models": {\n${lines.join(",\n")}\n }\n}\n`,
   );
-  renameSync(tmp, join(dir, "index.json")); // never a half-written index
 }
 
 /**
@@ -214,7 +205,7 @@ async function fillLocked(
       const result = await executor.run({ kind: "pretrain", config, job });
       const bytes = encodeStored(key, describeJob(config, job), result);
       const entry = indexEntry(config, job, backend, key, bytes.length, result, presetsOf(key));
-      writeFileSync(join(dir, entry.file), bytes);
+      writeFileAtomic(join(dir, entry.file), bytes); // a stopped store leaves no half-written model
       index.models[key] = entry;
       writeIndex(dir, index);
       log(

@@ -3,19 +3,13 @@
 // several sessions, continues from them. Tasks are deterministic given the config and the backend,
 // so a resumed run gives the numbers an uninterrupted one would. The folder belongs to one run:
 // its run.json holds the config and backend, and another config is refused by name.
-import {
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import { configDifferences } from "./config-diff";
 import type { ExperimentConfig } from "./config";
 import type { TaskCache } from "./experiment";
+import { writeFileAtomic } from "./node-write";
 
 const FORMAT = "collapse-lab/run-tasks@1";
 
@@ -73,7 +67,7 @@ export function fileTaskCache(
       );
   } else {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(metaFile, JSON.stringify(meta, null, 1) + "\n");
+    writeFileAtomic(metaFile, JSON.stringify(meta, null, 1) + "\n");
   }
   const kept = readdirSync(dir).filter((f) => f.endsWith(".task")).length;
   return {
@@ -90,8 +84,7 @@ export function fileTaskCache(
     },
     async put(key, value) {
       const file = join(dir, fileOf(key));
-      writeFileSync(`${file}.tmp`, serialize(value));
-      renameSync(`${file}.tmp`, file); // a run stopped mid-write leaves no half-written task
+      writeFileAtomic(file, serialize(value)); // a run stopped mid-write leaves no half-written task
     },
   };
 }
