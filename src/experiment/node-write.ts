@@ -3,8 +3,6 @@
 // temporary name in its own folder and renamed over the target, so a crash or a full disk never
 // leaves a truncated file under the final name; a folder is written beside its target and swapped in.
 import {
-  accessSync,
-  constants,
   existsSync,
   mkdirSync,
   renameSync,
@@ -15,15 +13,15 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { threadId } from "node:worker_threads";
 
 /** An output path that cannot be written, said in one line that names it. */
 export class OutputError extends Error {}
 
+// unique by process, worker thread and a counter of this module's writes
+let written = 0;
 const tempName = (target: string) =>
-  join(
-    dirname(target),
-    `.${basename(target)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`,
-  );
+  join(dirname(target), `.${basename(target)}.${process.pid}.${threadId}.${++written}.tmp`);
 
 /** Writes `data` to `file` through a temporary file in the same folder and a rename. */
 export function writeFileAtomic(file: string, data: string | Uint8Array): void {
@@ -78,7 +76,6 @@ function existingAncestor(path: string): { existing: string; missing: string[] }
 function checkWritable(folder: string, shown: string): void {
   const probe = tempName(join(folder, "probe"));
   try {
-    accessSync(folder, constants.W_OK);
     writeFileSync(probe, "");
     unlinkSync(probe);
   } catch (e) {

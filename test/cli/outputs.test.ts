@@ -117,16 +117,18 @@ describe("a report whose final write fails", () => {
 });
 
 describe("atomic writes", () => {
-  it("a file: the old content stays when the write fails, and no temporary file is left either way", () => {
+  it("a file: written beside its target and renamed over it; a failed rename leaves no temporary file", () => {
     const dir = join(tmp, "atomic");
-    mkdirSync(dir);
+    mkdirSync(join(dir, "taken"), { recursive: true });
+    writeFileSync(join(dir, "taken", "inside"), "x");
     const file = join(dir, "f.json");
     writeFileAtomic(file, "old");
-    expect(() => writeFileAtomic(file, 42 as unknown as string)).toThrow();
-    expect(readFileSync(file, "utf8")).toBe("old");
     writeFileAtomic(file, "new");
     expect(readFileSync(file, "utf8")).toBe("new");
-    expect(readdirSync(dir)).toEqual(["f.json"]);
+    // the rename onto a non-empty folder fails after the temporary file was written in full
+    expect(() => writeFileAtomic(join(dir, "taken"), "report")).toThrow();
+    expect(readdirSync(dir).sort()).toEqual(["f.json", "taken"]);
+    expect(readdirSync(join(dir, "taken"))).toEqual(["inside"]);
   });
 
   it("a folder: replaced whole, the earlier set kept when the new one cannot be written", () => {
