@@ -11,7 +11,8 @@ run() {
   local label=$1
   shift
   local t0=$SECONDS
-  if out=$(node bin/collapse-lab.mjs run --preset persuasion-smoke --quiet "$@" 2>&1); then
+  # the run cache off: each run must compute everything, not continue from an earlier one
+  if out=$(COLLAPSE_LAB_CACHE=off node bin/collapse-lab.mjs run --preset persuasion-smoke --quiet "$@" 2>&1); then
     echo "ok     $label ($((SECONDS - t0)) s)"
   else
     echo "FAILED $label ($((SECONDS - t0)) s): $(echo "$out" | grep -m1 -i error)"

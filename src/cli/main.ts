@@ -4,10 +4,10 @@ import { createNodeBackend } from "../experiment/node-webgpu";
 import { parameterCount } from "../engine/config";
 import { DEFAULT_PATTERN_TASK, runPatternTask, type PatternProgress } from "../engine/pattern-task";
 import { throttle } from "../util/throttle";
-import { fixed, pct, seconds } from "../util/format";
+import { fixed, pct, seconds, table } from "../util/format";
 import { availableParallelism } from "node:os";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { PRESETS } from "../experiment/presets";
 import { benchmarkFor } from "../benchmarks/registry";
 import { modelConfig, modelOptions } from "../experiment/pretrain";
@@ -15,6 +15,18 @@ import { microBenchmark } from "../engine/micro-benchmark";
 import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
 import { fileTaskCache, ResumeError, type FileTaskCache } from "../experiment/node-task-cache";
 import { writeFolderAtomic } from "../experiment/node-write";
+import {
+  autoPrune,
+  codeFingerprint,
+  listRuns,
+  markFinished,
+  MAX_AGE_DAYS,
+  MAX_TOTAL_BYTES,
+  pruneRuns,
+  runCacheRoot,
+  runFolder,
+  type CachedRun,
+} from "../experiment/node-run-cache";
 import { checkOutput, saveReport } from "./outputs";
 import { mergeReports, MergeError } from "../experiment/merge-reports";
 import { parseReport } from "../experiment/report-schema";
@@ -50,7 +62,8 @@ interface RunOptions {
   parallel?: number;
   out?: string;
   policies?: string; // a folder for the trained policies
-  resume?: string; // a folder of the run's finished tasks
+  resume?: string; // a folder of the run's finished tasks, instead of the run cache's
+  fresh?: boolean;
   store: boolean;
   quiet?: boolean;
 }
@@ -166,7 +179,11 @@ program
   )
   .option(
     "--resume <dir>",
-    "keep every finished task in this folder, and continue from the ones it holds (a stopped run, or one spread over sessions; same config and backend)",
+    "keep every finished task in this folder instead of the run cache, and continue from the ones it holds (a run spread over sessions or machines; same config and backend)",
+  )
+  .option(
+    "--fresh",
+    "run every task again instead of continuing from the ones kept; the new ones replace them",
   )
   .option("--quiet", "print only the table (and problems with the store)")
   .option(
@@ -175,35 +192,50 @@ program
   )
   .action(async (opts: RunOptions) => {
     const config = configFromOptions(opts, usageError);
-    // every output is checked before any work, so a long run cannot end unable to save itself
-    if (opts.out) checkOutput(opts.out, "file", "--out", usageError);
-    if (opts.policies) checkPoliciesFolder(opts.policies);
+    const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
+    const warn = (m: string) => process.stderr.write(`collapse-lab: ${m}\n`);
+    // finished tasks are kept (the run cache, or --resume's folder) so a stopped run continues
+    const root = runCacheRoot();
+    const dir = opts.resume ?? (root ? runFolder(root, opts.preset, config, opts.backend) : null);
     let cache: FileTaskCache | undefined;
-    if (opts.resume) {
+    if (dir) {
       try {
-        cache = fileTaskCache(opts.resume, config, opts.backend, (m) =>
-          process.stderr.write(`collapse-lab: ${m}\n`),
-        );
+        cache = fileTaskCache(dir, config, opts.backend, {
+          onNote: warn,
+          fresh: opts.fresh,
+          code: codeFingerprint(),
+          preset: opts.preset,
+        });
       } catch (e) {
         if (e instanceof ResumeError) usageError(e.message);
         throw e;
       }
+      const earlier = opts.fresh
+        ? "none read (--fresh)"
+        : `${cache.kept} finished before${opts.resume ? "" : " (the same command continues from them; --fresh runs them again)"}`;
+      log(`collapse-lab run: tasks kept in ${shownPath(dir)}: ${earlier}`);
+      if (!opts.resume && root) {
+        const pruned = autoPrune(root, dir);
+        if (pruned.length)
+          log(
+            `run cache: ${pruned.length} folder(s) removed (unused for ${MAX_AGE_DAYS} days, or beyond ${MAX_TOTAL_BYTES / 1024 ** 3} GiB in all): ${pruned.map((r) => r.name).join(", ")}`,
+          );
+      }
     }
+    stopCleanlyOnSignal(cache);
+    // every output is checked before any work, so a long run cannot end unable to save itself
+    if (opts.out) checkOutput(opts.out, "file", "--out", usageError);
+    if (opts.policies) checkPoliciesFolder(opts.policies);
     if (opts.apiKeyPrompt) await promptRemoteKeys(config); // before the workers start: they inherit the keys
     const parallel = opts.parallel ?? config.parallel ?? Math.min(availableParallelism(), 8);
     const executor: Executor =
       parallel > 1
         ? new NodeWorkerExecutor(parallel, opts.backend)
         : new InlineExecutor((await createNodeBackend(opts.backend)).backend);
-    const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
     log(
       `collapse-lab run: ${opts.preset}, ${config.seeds} seed(s) from ${config.seedBase}, conditions ${config.conditions.join(" ")}, backend ${opts.backend}, ${parallel} worker(s)`,
     );
     if (!opts.store) log("pretraining: every model live (--no-store)");
-    if (cache)
-      log(
-        `tasks kept in ${opts.resume}: ${cache.kept} finished before, each later one as it finishes`,
-      );
     const progress = throttle((p: ExperimentProgress) => {
       if (p.phase === "train")
         log(
@@ -230,15 +262,18 @@ program
         store: opts.store ? nodeStore() : undefined,
         cache,
         // where the models came from is progress; a store problem is a warning, shown even with --quiet
-        onNote: (m) =>
-          m.startsWith("pretraining:") ? log(m) : process.stderr.write(`collapse-lab: ${m}\n`),
+        onNote: (m) => (m.startsWith("pretraining:") ? log(m) : warn(m)),
       });
     } finally {
       await executor.close();
     }
     progress.flush();
     process.stdout.write(formatReport(report) + "\n");
-    if (opts.out) saveReport(opts.out, JSON.stringify(report, null, 1) + "\n", log);
+    const written = opts.out
+      ? saveReport(opts.out, JSON.stringify(report, null, 1) + "\n", log, dir ?? undefined)
+      : null;
+    // a report kept in the cache's fallback file leaves the run unfinished, so `cache prune` keeps it
+    if (dir && written === (opts.out ?? null)) markFinished(dir, written && resolve(written));
     if (opts.policies) {
       writeFolderAtomic(opts.policies, encodePolicies(config, opts.backend, policies));
       log(`${policies.length} trained policies written to ${opts.policies}`);
@@ -403,6 +438,54 @@ program
     process.stdout.write(vsParseJson(raw, opts.k) + "\n");
   });
 
+const cacheCommand = program
+  .command("cache")
+  .description(
+    `the run cache, where runs keep their finished tasks (${runCacheRoot() ?? "off: COLLAPSE_LAB_CACHE=off"})`,
+  );
+
+cacheCommand
+  .command("list")
+  .description("list the runs kept in the run cache, most recently used first")
+  .action(() => {
+    const root = cacheRootOrExit();
+    const runs = listRuns(root);
+    process.stdout.write(`run cache: ${shownPath(root)}\n`);
+    if (!runs.length) return void process.stdout.write("no runs kept\n");
+    process.stdout.write(
+      table([
+        ["folder", "preset", "seeds", "backend", "tasks", "size", "last used", "state"],
+        ...runs.map((r) => [
+          r.name,
+          r.preset ?? "?",
+          r.seeds ?? "?",
+          r.backend ?? "?",
+          String(r.tasks),
+          megabytes(r.bytes),
+          new Date(r.usedAt).toISOString().slice(0, 16).replace("T", " "),
+          r.finished ? "finished" : "unfinished",
+        ]),
+      ]) + "\n",
+    );
+    process.stdout.write(`${runs.length} run(s), ${megabytes(total(runs))} in all\n`);
+  });
+
+cacheCommand
+  .command("prune")
+  .description(
+    `remove the runs whose report was made (each run also removes folders unused for ${MAX_AGE_DAYS} days, and the least recently used beyond ${MAX_TOTAL_BYTES / 1024 ** 3} GiB in all)`,
+  )
+  .option("--all", "remove unfinished runs too (they cannot be continued then)")
+  .option("--older-than <days>", "only runs not used for this many days", integer(0))
+  .action((opts: { all?: boolean; olderThan?: number }) => {
+    const root = cacheRootOrExit();
+    const removed = pruneRuns(root, { all: opts.all, olderThanDays: opts.olderThan });
+    for (const r of removed) process.stdout.write(`removed ${r.name}\n`);
+    process.stdout.write(
+      `${removed.length} run(s) removed from ${shownPath(root)} (${megabytes(total(removed))}); ${listRuns(root).length} kept\n`,
+    );
+  });
+
 registerRemoteCommands(program, { integer, collect, usageError });
 registerRayCommands(program, { integer, collect, usageError });
 
@@ -411,6 +494,44 @@ function checkPoliciesFolder(dir: string): void {
   checkOutput(dir, "folder", "--policies", usageError);
   if (existsSync(dir) && readdirSync(dir).length && !existsSync(join(dir, "index.json")))
     usageError(`--policies ${dir} is a folder of other files, not policies; choose another`);
+}
+
+function cacheRootOrExit(): string {
+  return runCacheRoot() ?? usageError("the run cache is off (COLLAPSE_LAB_CACHE=off)");
+}
+
+const total = (runs: CachedRun[]) => runs.reduce((s, r) => s + r.bytes, 0);
+const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/** A path as the user would type it: relative to here when it is below here. */
+function shownPath(path: string): string {
+  const r = relative(process.cwd(), path);
+  return r && !r.startsWith("..") && !isAbsolute(r) ? r : path;
+}
+
+/** A word as the shell reads it back: quoted unless it is made of plain characters only. */
+const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+
+/**
+ * Ctrl-C (SIGINT) or SIGTERM stops a run at once and says how to continue it. Every kept task is
+ * written in one synchronous step, between two of which this runs, so none is left half-written.
+ */
+function stopCleanlyOnSignal(cache: FileTaskCache | undefined): void {
+  const stop = (signal: NodeJS.Signals) => {
+    const again = process.argv
+      .slice(2)
+      .filter((a) => a !== "--fresh")
+      .map(shellWord)
+      .join(" ");
+    process.stderr.write(
+      cache
+        ? `\ncollapse-lab: stopped by ${signal}; ${cache.count()} finished task(s) kept in ${shownPath(cache.dir)}; to continue: npx collapse-lab ${again}\n`
+        : `\ncollapse-lab: stopped by ${signal}; nothing was kept (COLLAPSE_LAB_CACHE=off)\n`,
+    );
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
 }
 
 function usageError(message: string): never {

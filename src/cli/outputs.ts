@@ -21,10 +21,16 @@ export function checkOutput(
 
 /**
  * Writes a report atomically; when the final write fails anyway, the report is kept in a fallback
- * file that the error names, and the command will exit 1. Returns where it was written.
+ * file (in `fallbackDir`, the run's cache folder, else the system's temporary folder) that the
+ * error names, and the command will exit 1. Returns where it was written.
  */
-export function saveReport(file: string, text: string, log: (s: string) => void): string {
-  const { written, error } = writeReportOrFallback(file, text);
+export function saveReport(
+  file: string,
+  text: string,
+  log: (s: string) => void,
+  fallbackDir?: string,
+): string {
+  const { written, error } = writeReportOrFallback(file, text, fallbackDir);
   if (error) {
     process.stderr.write(
       `collapse-lab: the report could not be written to ${file} (${error.message}); it is kept in ${written}\n`,

@@ -120,19 +120,20 @@ export function prepareOutput(
 
 /**
  * Writes a report to `file` atomically; if that fails (full disk, permissions, the path taken by a
- * folder meanwhile), writes it to a fallback file in the system's temporary folder instead and
- * returns its path, so the work is not lost.
+ * folder meanwhile), writes it to a fallback file in `fallbackDir` (the system's temporary folder
+ * by default) instead and returns its path, so the work is not lost.
  */
 export function writeReportOrFallback(
   file: string,
   text: string,
+  fallbackDir = tmpdir(),
 ): { written: string; error?: Error } {
   try {
     writeFileAtomic(file, text);
     return { written: file };
   } catch (e) {
     const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-    const fallback = join(tmpdir(), `collapse-lab-${basename(file, ".json")}-${stamp}.json`);
+    const fallback = join(fallbackDir, `collapse-lab-${basename(file, ".json")}-${stamp}.json`);
     writeFileSync(fallback, text);
     return { written: fallback, error: e as Error };
   }

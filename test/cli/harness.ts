@@ -1,6 +1,7 @@
 // The real command for the CLI tests: `node bin/collapse-lab.mjs …` from the project root, with
-// colours off, a time limit that kills it and says which command hung, optional stdin and extra
-// environment variables.
+// colours off, the run cache off (a test that uses it names its folder in COLLAPSE_LAB_CACHE), a
+// time limit that kills it and says which command hung, optional stdin and extra environment
+// variables.
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 
@@ -20,7 +21,13 @@ export function runCli(
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ["bin/collapse-lab.mjs", ...args], {
       cwd: ROOT,
-      env: { ...process.env, ...opts.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+      env: {
+        ...process.env,
+        COLLAPSE_LAB_CACHE: "off",
+        ...opts.env,
+        NO_COLOR: "1",
+        FORCE_COLOR: "0",
+      },
     });
     let stdout = "";
     let stderr = "";

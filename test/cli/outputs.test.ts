@@ -87,11 +87,13 @@ describe("outputs checked before any work", () => {
 });
 
 describe("a report whose final write fails", () => {
-  it("is kept in a fallback file that the message names, and the command exits 1", async () => {
+  it("is kept in a fallback file in the run's cache folder that the message names, the command exits 1, and `cache prune` keeps it", async () => {
     const out = join(tmp, "taken.json");
+    const cacheRoot = join(tmp, "cache");
+    const env = { COLLAPSE_LAB_CACHE: cacheRoot };
     const child = spawn(process.execPath, ["bin/collapse-lab.mjs", ...SMALL, "--out", out], {
       cwd: ROOT,
-      env: { ...process.env, NO_COLOR: "1" },
+      env: { ...process.env, ...env, NO_COLOR: "1" },
     });
     let stderr = "";
     let taken = false;
@@ -110,9 +112,14 @@ describe("a report whose final write fails", () => {
     expect(code, stderr).toBe(1);
     const kept = /it is kept in (\S+\.json)/.exec(stderr)?.[1];
     expect(kept, stderr).toBeDefined();
+    expect(kept!.startsWith(join(cacheRoot, "persuasion-smoke-"))).toBe(true);
     expect(parseReport(readFileSync(kept!, "utf8")).config.conditions).toEqual(["base", "single"]);
     expect(readdirSync(out)).toEqual(["someone-else's"]);
-    rmSync(kept!);
+    // the run is left unfinished, so pruning the finished runs does not remove its report
+    const prune = await runCli(["cache", "prune"], { env });
+    expect(prune.code, prune.stderr).toBe(0);
+    expect(prune.stdout).toContain("0 run(s) removed");
+    expect(existsSync(kept!)).toBe(true);
   }, 300_000);
 });
 

@@ -173,4 +173,99 @@ describe("the app", () => {
     },
     RUN_TIMEOUT + 60_000,
   );
+
+  it(
+    "a reload mid-run keeps the finished tasks in IndexedDB, and Resume on the Runs page continues from them",
+    async () => {
+      // a profile of its own, so the run is the only one stored
+      const own = await launchProfile(join(tmp, "profile-reload"));
+      try {
+        const page = await own.newPage();
+        const errors: string[] = [];
+        page.on("pageerror", (e) => errors.push(e.message));
+        await page.goto(
+          new URL("./?preset=persuasion-smoke&seeds=2&backend=wasm&autorun=1", base).href,
+        );
+        // the stored run and its finished units' timings, read from IndexedDB as the app wrote them
+        const stored = () =>
+          page.evaluate(
+            () =>
+              new Promise<{ status: string; id: string; units: Record<string, number> } | null>(
+                (done, fail) => {
+                  const req = indexedDB.open("collapse-lab");
+                  req.onerror = () => fail(req.error);
+                  req.onsuccess = () => {
+                    const db = req.result;
+                    const tx = db.transaction(["runs", "tasks"]);
+                    const runs = tx.objectStore("runs").getAll();
+                    const tasks = tx.objectStore("tasks").getAll();
+                    tx.oncomplete = () => {
+                      db.close();
+                      const run = runs.result[0] as { id: string; status: string } | undefined;
+                      if (!run) return done(null);
+                      const units: Record<string, number> = {};
+                      for (const t of tasks.result as {
+                        key: string;
+                        value: { timing?: { evalMs: number } };
+                      }[])
+                        if (t.key.startsWith("unit:") && t.value.timing)
+                          units[t.key] = t.value.timing.evalMs;
+                      done({ id: run.id, status: run.status, units });
+                    };
+                  };
+                },
+              ),
+          );
+        await expect
+          .poll(async () => Object.keys((await stored())?.units ?? {}).length, {
+            timeout: RUN_TIMEOUT,
+            interval: 100,
+          })
+          .toBeGreaterThan(0);
+        await page.reload();
+        const before = (await stored())!;
+        expect(before.status).toBe("running"); // reloaded part-way: not every unit had finished
+        const kept = Object.keys(before.units);
+        expect(kept.length).toBeLessThan(12);
+
+        await page.goto(new URL("./#runs", base).href);
+        const row = page.getByTestId("runs-table").locator("tbody tr");
+        await row.first().waitFor();
+        expect(await row.count()).toBe(1);
+        expect(await row.first().textContent()).toMatch(/running \(\d+\/\d+\)/);
+        await row.first().getByRole("button", { name: "Resume" }).click();
+        await page.getByTestId("results-table").waitFor({ timeout: RUN_TIMEOUT });
+        await expect.poll(async () => (await stored())?.status, { timeout: 30_000 }).toBe("done");
+
+        const after = (await stored())!;
+        expect(after.id).toBe(before.id);
+        const report = await page.evaluate(
+          (id) =>
+            new Promise<{
+              timing: { units: { condition: string; seed: number; evalMs: number }[] };
+            }>((done) => {
+              const req = indexedDB.open("collapse-lab");
+              req.onsuccess = () => {
+                const get = req.result.transaction("runs").objectStore("runs").get(id);
+                get.onsuccess = () => done(get.result.report);
+              };
+            }),
+          before.id,
+        );
+        expect(report.timing.units).toHaveLength(12);
+        // a unit finished before the reload was not trained again: its timing is the kept task's
+        for (const key of kept) {
+          const [, condition, seed] = key.split(":");
+          const unit = report.timing.units.find(
+            (u) => u.condition === condition && u.seed === Number(seed),
+          );
+          expect(unit?.evalMs, key).toBe(before.units[key]);
+        }
+        expect(errors).toEqual([]);
+      } finally {
+        await own.close();
+      }
+    },
+    2 * RUN_TIMEOUT,
+  );
 });

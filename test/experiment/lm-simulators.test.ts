@@ -275,7 +275,7 @@ describe("LM panel members in an experiment", () => {
             "--set",
             `panel=${panel}`,
           ],
-          { cwd: ROOT },
+          { cwd: ROOT, env: { ...process.env, COLLAPSE_LAB_CACHE: "off" } },
         );
         let stderr = "";
         child.stderr.on("data", (b) => (stderr += b));
