@@ -45,7 +45,7 @@ export const SUMMARY_METRICS = [
 ] as const;
 export type SummaryMetric = (typeof SUMMARY_METRICS)[number];
 
-/** The values each metric can take; its intervals are cut there (stats.ts). */
+/** The values each metric can take: intervals are not cut there, and figures draw them as limits. */
 export const METRIC_BOUNDS: Record<SummaryMetric, [number, number]> = {
   trainSuccess: [0, 1],
   heldoutSuccess: [0, 1],
@@ -54,12 +54,6 @@ export const METRIC_BOUNDS: Record<SummaryMetric, [number, number]> = {
   distinct2: [0, 1],
   policyEntropy: [0, Infinity],
 };
-
-/** The range of a − b for two values of a metric. */
-export function differenceBounds(metric: SummaryMetric): [number, number] {
-  const [lo, hi] = METRIC_BOUNDS[metric];
-  return [lo - hi, hi - lo];
-}
 
 export interface ConditionReport {
   id: ConditionId;
@@ -188,7 +182,6 @@ export function conditionReport(id: ConditionId, seeds: SeedMetrics[]): Conditio
       summarize(
         sorted.map((s) => s[k]),
         0.95,
-        METRIC_BOUNDS[k],
       ),
     ]),
   ) as Record<SummaryMetric, Summary>;
@@ -209,7 +202,7 @@ export function comparisons(conditions: ConditionReport[]): Comparison[] {
         a: c.id,
         b: "single",
         metric,
-        difference: pairedDifference(a, b, 0.95, differenceBounds(metric)),
+        difference: pairedDifference(a, b, 0.95),
       });
     }
   }

@@ -1,11 +1,15 @@
 // Reading a RunReport back (an imported file, a recorded run, a stored run): the parts the app
 // draws from are checked with zod, so a bad file gets a message naming what is wrong instead of
 // a broken page. Numbers written as null by JSON (NaN) are accepted where a metric may be NaN.
+// Intervals and paired differences are restated from the per-seed metrics by today's rules
+// (stats.ts: uncut t intervals, the sign-flip p-value, no claim under MIN_CLAIM_SEEDS seeds), so a
+// report written under older rules reads as a new one would; every measured number stays as it is.
 import { z } from "zod";
 import { benchmarkModule } from "../benchmarks/registry";
 import type { BenchmarkModule } from "../benchmarks/types";
 import { CONDITIONS, validateConfig, type ExperimentConfig } from "./config";
 import { REPORT_SCHEMA, type RunReport } from "./experiment";
+import { pairedDifference, summarize } from "./stats";
 
 const num = z.number().nullable();
 const summary = z.looseObject({ mean: z.number(), lo: z.number(), hi: z.number() });
@@ -107,5 +111,37 @@ export function parseReport(text: string): RunReport {
   benchmarkModule(config.benchmark).upgradeReport?.(
     data as Parameters<NonNullable<BenchmarkModule["upgradeReport"]>>[0],
   );
+  restateIntervals(data as RunReport);
   return data as RunReport;
+}
+
+/**
+ * Recomputes every summary's interval and every paired difference from the seeds' metrics, where
+ * they are finite numbers (a metric that was NaN, or is missing from older seeds, keeps its entry).
+ */
+export function restateIntervals(report: RunReport): void {
+  const values = (seeds: readonly object[], key: string) => {
+    const xs = seeds.map((s) => (s as Record<string, unknown>)[key]);
+    return xs.every((x): x is number => typeof x === "number" && Number.isFinite(x)) ? xs : null;
+  };
+  for (const c of report.conditions)
+    for (const [key, old] of Object.entries(c.summary)) {
+      const xs = values(c.seeds, key);
+      if (xs) (c.summary as Record<string, unknown>)[key] = { ...old, ...summarize(xs) };
+    }
+  for (const cmp of report.comparisons ?? []) {
+    const a = report.conditions.find((c) => c.id === cmp.a);
+    const b = report.conditions.find((c) => c.id === cmp.b);
+    if (!a || !b) continue;
+    // paired by seed, whatever order the file lists them in
+    const seeds = a.seeds.map((s) => s.seed);
+    const bBySeed = new Map(b.seeds.map((s) => [s.seed, s]));
+    if (!seeds.every((s) => bBySeed.has(s)) || seeds.length !== b.seeds.length) continue;
+    const xa = values(a.seeds, cmp.metric);
+    const xb = values(
+      seeds.map((s) => bBySeed.get(s)!),
+      cmp.metric,
+    );
+    if (xa && xb) cmp.difference = pairedDifference(xa, xb);
+  }
 }

@@ -1,7 +1,8 @@
 // Summaries over seeds (docs/architecture.md#metrics): the mean of a metric with a Student-t confidence interval,
-// and paired differences between two conditions run on the same seeds. Seeds are few (3–10), so
-// the t interval, not a normal one; the t quantile comes from stdlib (a port of Boost's
-// incomplete-beta inverse) rather than a hand-written special function.
+// and paired differences between two conditions run on the same seeds, with a sign-flip
+// permutation p-value beside the interval. Seeds are few (3–20), so the t interval, not a normal
+// one; the t quantile comes from stdlib (a port of Boost's incomplete-beta inverse) rather than a
+// hand-written special function.
 import tQuantile from "@stdlib/stats-base-dists-t-quantile";
 
 export interface Summary {
@@ -13,9 +14,23 @@ export interface Summary {
 }
 
 export interface PairedSummary extends Summary {
-  /** The interval lies strictly on one side of 0: the two conditions differ at this level. */
+  /**
+   * The interval lies strictly on one side of 0, with at least MIN_CLAIM_SEEDS seeds: the two
+   * conditions differ at this level. Fewer seeds never make that claim, whatever the interval.
+   */
   excludesZero: boolean;
+  /**
+   * Two-sided sign-flip permutation p-value of the mean difference over seeds (signFlipP); absent
+   * from reports written before it was computed (report-schema.ts fills it in on reading).
+   */
+  p?: number;
 }
+
+/** Fewer seeds than this never read as "excludes 0": at n = 3 a sign-flip test cannot go below p = 0.25. */
+export const MIN_CLAIM_SEEDS = 4;
+
+/** Up to this many seeds the sign-flip p-value enumerates all 2^n sign patterns. */
+export const EXACT_SIGN_FLIP_SEEDS = 20;
 
 /**
  * Mean of `xs` with a two-sided Student-t confidence interval at `level`:
@@ -58,15 +73,15 @@ export function summarize(
 
 /**
  * Summary of a_i − b_i over paired seeds (seed i ran both conditions), so that seed-to-seed
- * variation shared by both conditions cancels. `excludesZero` is false for n = 1, where the
- * interval is degenerate (see `summarize`) and says nothing about a difference.
+ * variation shared by both conditions cancels, with its sign-flip p-value. The interval is not cut
+ * (a difference's range is wide enough, and a cut hides the width). `excludesZero` needs
+ * MIN_CLAIM_SEEDS seeds; at n = 1 the interval is degenerate (see `summarize`) in any case.
  * @throws when the arrays differ in length or are empty.
  */
 export function pairedDifference(
   a: readonly number[],
   b: readonly number[],
   level = 0.95,
-  bounds: readonly [number, number] = [-Infinity, Infinity],
 ): PairedSummary {
   if (a.length !== b.length) {
     throw new Error(
@@ -74,8 +89,59 @@ export function pairedDifference(
     );
   }
   const d = a.map((ai, i) => ai - b[i]);
-  const s = summarize(d, level, bounds);
-  return { ...s, excludesZero: s.n >= 2 && (s.lo > 0 || s.hi < 0) };
+  const s = summarize(d, level);
+  return {
+    ...s,
+    excludesZero: s.n >= MIN_CLAIM_SEEDS && (s.lo > 0 || s.hi < 0),
+    p: signFlipP(d),
+  };
+}
+
+/**
+ * The two-sided sign-flip permutation p-value of mean(d) = 0 over paired seeds: under the null
+ * each seed's difference is as likely to have either sign, so p is the fraction of the 2^n sign
+ * patterns whose |Σ ± d_i| is at least the observed |Σ d_i| (the observed pattern included, so
+ * p ≥ 2 / 2^n when no d_i is 0). Exact up to EXACT_SIGN_FLIP_SEEDS seeds; beyond, `draws` random
+ * patterns from a fixed-seed generator, with the observed one counted (p = (k + 1) / (draws + 1)).
+ * @throws on an empty array or a non-finite value.
+ */
+export function signFlipP(d: readonly number[], draws = 1 << 20): number {
+  const n = d.length;
+  if (n === 0) throw new Error("signFlipP: no values (n = 0)");
+  for (let i = 0; i < n; i++)
+    if (!Number.isFinite(d[i]))
+      throw new Error(`signFlipP: value ${i} is ${d[i]}, not a finite number`);
+  const total = d.reduce((s, x) => s + x, 0);
+  const scale = d.reduce((s, x) => s + Math.abs(x), 0);
+  // sums that equal the observed one in exact arithmetic may differ in the last bits
+  const threshold = Math.abs(total) - 1e-12 * scale;
+  if (n <= EXACT_SIGN_FLIP_SEEDS) {
+    // Gray code: each pattern differs from the previous one in one sign, so the sum is updated once
+    let sum = total;
+    const sign = new Int8Array(n).fill(1);
+    let count = Math.abs(sum) >= threshold ? 1 : 0;
+    const patterns = 2 ** n;
+    for (let k = 1; k < patterns; k++) {
+      const i = 31 - Math.clz32(k & -k); // the lowest set bit of k: the sign that flips
+      sum -= 2 * sign[i] * d[i];
+      sign[i] = -sign[i];
+      if (Math.abs(sum) >= threshold) count++;
+    }
+    return count / patterns;
+  }
+  let state = 0x9e3779b9; // xorshift32, fixed seed: the same data give the same p
+  let count = 0;
+  for (let k = 0; k < draws; k++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      sum += state & 1 ? d[i] : -d[i];
+    }
+    if (Math.abs(sum) >= threshold) count++;
+  }
+  return (count + 1) / (draws + 1);
 }
 
 function checkLevel(level: number): void {

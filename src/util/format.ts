@@ -9,6 +9,10 @@ export function pct(x: number | null | undefined, digits = 0): string {
 /** A fraction in percentage points, without the sign (for a column or an axis headed "%"). */
 export const points = (x: number, digits = 1) => (100 * x).toFixed(digits);
 
+/** A p-value in three decimals, "<0.001" below that, "–" when there is none. */
+export const pValue = (p: number | undefined) =>
+  p === undefined || !Number.isFinite(p) ? "–" : p < 0.001 ? "<0.001" : p.toFixed(3);
+
 export const fixed = (x: number, digits = 3) => x.toFixed(digits);
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 

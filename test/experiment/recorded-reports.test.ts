@@ -12,6 +12,8 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PRESETS } from "../../src/experiment/presets";
 import { parseReport } from "../../src/experiment/report-schema";
+import { MIN_CLAIM_SEEDS } from "../../src/experiment/stats";
+import type { RunReport } from "../../src/experiment/experiment";
 
 const DIR = resolve(import.meta.dirname, "../../public/recorded");
 const files = readdirSync(DIR)
@@ -99,6 +101,37 @@ describe("recorded reports", () => {
         expect(
           parseReport(readFileSync(join(DIR, file), "utf8")).config.rl.steps,
         ).toBeLessThanOrEqual(10);
+    },
+  );
+});
+
+describe("recorded reports read by today's statistics", () => {
+  it.each(files)(
+    "%s: intervals restated uncut from the seeds, a sign-flip p beside each difference, no claim under 4 seeds, the measured numbers untouched",
+    (file) => {
+      const text = readFileSync(join(DIR, file), "utf8");
+      const raw = JSON.parse(text) as RunReport;
+      const report = parseReport(text);
+      for (const [i, c] of report.conditions.entries()) {
+        expect(c.seeds).toEqual(raw.conditions[i].seeds);
+        for (const [key, s] of Object.entries(c.summary)) {
+          const old = raw.conditions[i].summary[key as keyof typeof c.summary];
+          expect(s.mean, `${c.id} ${key}`).toBeCloseTo(old.mean, 12);
+          // a restated interval contains the one written (which may have been cut at the range)
+          if (c.seeds.length > 1 && Number.isFinite(s.lo)) {
+            expect(s.lo).toBeLessThanOrEqual(old.lo + 1e-12);
+            expect(s.hi).toBeGreaterThanOrEqual(old.hi - 1e-12);
+          }
+        }
+      }
+      for (const cmp of report.comparisons) {
+        const d = cmp.difference;
+        expect(d.p, `${cmp.a} ${cmp.metric}`).toBeGreaterThan(0);
+        expect(d.p).toBeLessThanOrEqual(1);
+        if (d.n < MIN_CLAIM_SEEDS) expect(d.excludesZero).toBe(false);
+        else expect(d.excludesZero).toBe(d.lo > 0 || d.hi < 0);
+        if (d.n === 3) expect(d.p).toBeGreaterThanOrEqual(0.25);
+      }
     },
   );
 });

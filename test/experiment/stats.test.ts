@@ -1,7 +1,13 @@
 // Summaries over seeds: Student-t intervals against published t quantiles (values from
 // scipy.stats.t.ppf, which agree with printed tables) and hand-computed examples.
 import { describe, it, expect } from "vitest";
-import { summarize, pairedDifference } from "../../src/experiment/stats";
+import {
+  EXACT_SIGN_FLIP_SEEDS,
+  MIN_CLAIM_SEEDS,
+  pairedDifference,
+  signFlipP,
+  summarize,
+} from "../../src/experiment/stats";
 
 // Half-width divided by sd/√n recovers the t quantile the interval used.
 const impliedT = (s: { hi: number; mean: number; sd: number; n: number }) =>
@@ -99,7 +105,7 @@ describe("pairedDifference", () => {
     expect(() => pairedDifference([], [])).toThrow(/n = 0/);
   });
 
-  it("bounds cut the interval, never the mean or the spread", () => {
+  it("bounds cut a summary's interval, never the mean or the spread; a paired difference is never cut", () => {
     const xs = [0.97, 0.8, 1]; // a success rate near its ceiling: t reaches past 1
     const free = summarize(xs);
     const cut = summarize(xs, 0.95, [0, 1]);
@@ -109,9 +115,61 @@ describe("pairedDifference", () => {
     expect([cut.mean, cut.sd]).toEqual([free.mean, free.sd]);
     const entropy = summarize([0.05, 0.9, 0.1], 0.95, [0, Infinity]);
     expect(entropy.lo).toBe(0);
-    const d = pairedDifference([1, 0.9, 1], [0.1, 0.2, 0.05], 0.95, [-1, 1]);
     expect(pairedDifference([1, 0.9, 1], [0.1, 0.2, 0.05]).hi).toBeGreaterThan(1);
-    expect(d.hi).toBeLessThanOrEqual(1);
-    expect(d.excludesZero).toBe(true);
+  });
+
+  it(`claims no difference under ${MIN_CLAIM_SEEDS} seeds, however far the interval is from 0`, () => {
+    const three = pairedDifference([1, 0.9, 1], [0.1, 0.2, 0.05]);
+    expect(three.lo).toBeGreaterThan(0);
+    expect(three.excludesZero).toBe(false);
+    expect(three.p).toBe(0.25); // the smallest p three seeds can give
+    const four = pairedDifference([1, 0.9, 1, 0.95], [0.1, 0.2, 0.05, 0.1]);
+    expect(four.excludesZero).toBe(true);
+    expect(four.p).toBe(0.125);
+  });
+});
+
+/** The sign-flip p by brute force: every pattern as a bit mask, summed from scratch. */
+function bruteForceP(d: number[]): number {
+  const observed = Math.abs(d.reduce((a, b) => a + b, 0));
+  let count = 0;
+  for (let m = 0; m < 2 ** d.length; m++) {
+    let sum = 0;
+    for (let i = 0; i < d.length; i++) sum += (m >> i) & 1 ? -d[i] : d[i];
+    if (Math.abs(sum) >= observed - 1e-9) count++;
+  }
+  return count / 2 ** d.length;
+}
+
+describe("signFlipP", () => {
+  it("counts the sign patterns at least as extreme as the observed one (hand-computed)", () => {
+    // ±1 ±2 ±3 over the 8 patterns: 6, 4, 2, 0, 0, −2, −4, −6; |sum| ≥ 6 for two of them
+    expect(signFlipP([1, 2, 3])).toBe(2 / 8);
+    // 1 − 2 + 3 = 2: |sum| ≥ 2 for 6 of 8 (all but the two zeros)
+    expect(signFlipP([1, -2, 3])).toBe(6 / 8);
+    expect(signFlipP([0, 0])).toBe(1);
+    expect(signFlipP([5])).toBe(1);
+  });
+
+  it("equals brute-force enumeration on random small cases", () => {
+    let state = 7;
+    const next = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 0.8;
+    for (let n = 2; n <= 12; n++) {
+      const d = Array.from({ length: n }, next).map((x) => Math.round(x * 100) / 100);
+      expect(signFlipP(d), d.join(" ")).toBeCloseTo(bruteForceP(d), 12);
+    }
+  });
+
+  it(`beyond ${EXACT_SIGN_FLIP_SEEDS} seeds, random patterns from a fixed seed come within 0.003 of the exact value`, () => {
+    const d = Array.from({ length: 22 }, (_, i) => Math.sin(i + 1) + 0.25);
+    const exact = bruteForceP(d);
+    const sampled = signFlipP(d);
+    expect(Math.abs(sampled - exact)).toBeLessThan(0.003);
+    expect(signFlipP(d)).toBe(sampled); // the same data give the same p
+  });
+
+  it("refuses empty or non-finite input", () => {
+    expect(() => signFlipP([])).toThrow(/n = 0/);
+    expect(() => signFlipP([1, NaN])).toThrow(/value 1 is NaN/);
   });
 });
