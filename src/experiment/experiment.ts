@@ -6,7 +6,14 @@ import type { Calibration, ReferenceLine } from "../benchmarks/types";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { MicroBenchmark } from "../engine/micro-benchmark";
 import { Rng } from "../engine/random";
-import { pairedDifference, summarize, type PairedSummary, type Summary } from "./stats";
+import {
+  hierarchicalBootstrap,
+  pairedDifference,
+  summarize,
+  type BootstrapInterval,
+  type PairedSummary,
+  type Summary,
+} from "./stats";
 import { type ConditionId, type ExperimentConfig, seedsOf } from "./config";
 import type { DiagnosticsReport } from "./diagnostics";
 import { checkLmPanel } from "./lm-simulators";
@@ -66,6 +73,10 @@ export interface Comparison {
   b: ConditionId;
   metric: SummaryMetric;
   difference: PairedSummary; // a − b over paired seeds
+  /** Held-out success only: the difference against each panel member, paired over seeds. */
+  byMember?: Record<string, PairedSummary>;
+  /** Held-out success only: the pooled difference's hierarchical bootstrap (seeds, then members). */
+  bootstrap?: BootstrapInterval;
 }
 
 export interface RunReport {
@@ -203,10 +214,40 @@ export function comparisons(conditions: ConditionReport[]): Comparison[] {
         b: "single",
         metric,
         difference: pairedDifference(a, b, 0.95),
+        ...(metric === "heldoutSuccess" ? heldoutDetail(c.seeds, single.seeds) : {}),
       });
     }
   }
   return out;
+}
+
+/**
+ * The held-out difference a − b per panel member (paired over seeds) and the pooled one's
+ * hierarchical bootstrap, for two conditions' seeds in the same seed order. Empty when the seeds
+ * do not all have the same members, or a member's success is not a finite number.
+ */
+export function heldoutDetail(
+  a: readonly Pick<SeedMetrics, "seed" | "heldoutByMember">[],
+  b: readonly Pick<SeedMetrics, "seed" | "heldoutByMember">[],
+): Pick<Comparison, "byMember" | "bootstrap"> {
+  const members = Object.keys(a[0]?.heldoutByMember ?? {});
+  const usable = (s: Pick<SeedMetrics, "heldoutByMember">) =>
+    s.heldoutByMember &&
+    Object.keys(s.heldoutByMember).length === members.length &&
+    members.every((m) => Number.isFinite(s.heldoutByMember[m]));
+  if (!members.length || a.length !== b.length || ![...a, ...b].every(usable)) return {};
+  if (a.some((s, i) => s.seed !== b[i].seed)) return {};
+  const byMember = Object.fromEntries(
+    members.map((m) => [
+      m,
+      pairedDifference(
+        a.map((s) => s.heldoutByMember[m]),
+        b.map((s) => s.heldoutByMember[m]),
+      ),
+    ]),
+  );
+  const d = a.map((s, i) => members.map((m) => s.heldoutByMember[m] - b[i].heldoutByMember[m]));
+  return { byMember, bootstrap: hierarchicalBootstrap(d) };
 }
 
 /**

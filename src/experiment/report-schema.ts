@@ -8,7 +8,7 @@ import { z } from "zod";
 import { benchmarkModule } from "../benchmarks/registry";
 import type { BenchmarkModule } from "../benchmarks/types";
 import { CONDITIONS, validateConfig, type ExperimentConfig } from "./config";
-import { REPORT_SCHEMA, type RunReport } from "./experiment";
+import { heldoutDetail, REPORT_SCHEMA, type RunReport } from "./experiment";
 import { pairedDifference, summarize } from "./stats";
 
 const num = z.number().nullable();
@@ -143,5 +143,13 @@ export function restateIntervals(report: RunReport): void {
       cmp.metric,
     );
     if (xa && xb) cmp.difference = pairedDifference(xa, xb);
+    if (cmp.metric === "heldoutSuccess")
+      Object.assign(
+        cmp,
+        heldoutDetail(
+          a.seeds,
+          seeds.map((s) => bBySeed.get(s)!),
+        ),
+      );
   }
 }

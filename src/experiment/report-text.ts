@@ -55,6 +55,24 @@ export function formatReport(r: RunReport): string {
       `* the interval excludes 0, said only with ${MIN_CLAIM_SEEDS} seeds or more (with 3, no sign pattern gives p below 0.25). The paper's diversity claim: vs, cotrain and population keep a higher policy entropy than single; ensemble's is reported, not claimed.`,
     );
   }
+  const held = diffs.filter((d) => d.metric === "heldoutSuccess" && d.byMember && d.bootstrap);
+  if (held.length && r.config.seeds > 1) {
+    const members = Object.keys(held[0].byMember!);
+    const cell = (d: { mean: number; lo: number; hi: number }) =>
+      `${points(d.mean)} [${points(d.lo)}, ${points(d.hi)}]`;
+    lines.push(
+      "",
+      `held-out by panel member, vs single (points; 95% Student-t interval over seeds), and the pooled difference's 95% hierarchical bootstrap interval (seeds, then members; ${held[0].bootstrap!.draws} draws)`,
+      table([
+        ["comparison", ...members, "pooled (bootstrap)"],
+        ...held.map((d) => [
+          `${d.a} − single`,
+          ...members.map((m) => (d.byMember![m] ? cell(d.byMember![m]) : "–")),
+          cell({ mean: d.difference.mean, lo: d.bootstrap!.lo, hi: d.bootstrap!.hi }),
+        ]),
+      ]),
+    );
+  }
   const onPolicy = r.conditions.flatMap((c) => {
     const kls = c.seeds
       .map((s) => s.referenceKLOnPolicy)

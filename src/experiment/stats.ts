@@ -129,19 +129,74 @@ export function signFlipP(d: readonly number[], draws = 1 << 20): number {
     }
     return count / patterns;
   }
-  let state = 0x9e3779b9; // xorshift32, fixed seed: the same data give the same p
+  const next = xorshift32(); // a fixed seed: the same data give the same p
   let count = 0;
   for (let k = 0; k < draws; k++) {
     let sum = 0;
-    for (let i = 0; i < n; i++) {
-      state ^= state << 13;
-      state ^= state >>> 17;
-      state ^= state << 5;
-      sum += state & 1 ? d[i] : -d[i];
-    }
+    for (let i = 0; i < n; i++) sum += next() & 1 ? d[i] : -d[i];
     if (Math.abs(sum) >= threshold) count++;
   }
   return (count + 1) / (draws + 1);
+}
+
+/** Marsaglia's xorshift32 from a fixed seed: unsigned 32-bit integers, the same sequence every time. */
+function xorshift32(seed = 0x9e3779b9): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return state >>> 0;
+  };
+}
+
+export interface BootstrapInterval {
+  lo: number;
+  hi: number;
+  level: number;
+  draws: number;
+}
+
+/**
+ * A percentile interval for the mean of `d[seed][member]` by a two-level (hierarchical) bootstrap:
+ * each draw resamples the seeds with replacement, then, within each drawn seed, its members with
+ * replacement, and takes the mean over all. It covers both sources of the held-out panel's
+ * randomness: which seeds were run, and which panel members each seed drew. A fixed-seed
+ * generator makes it reproducible.
+ * @throws when there are no seeds, a seed has no members, or a value is not finite.
+ */
+export function hierarchicalBootstrap(
+  d: readonly (readonly number[])[],
+  level = 0.95,
+  draws = 10_000,
+): BootstrapInterval {
+  checkLevel(level);
+  if (d.length === 0) throw new Error("hierarchicalBootstrap: no seeds");
+  d.forEach((row, s) => {
+    if (row.length === 0) throw new Error(`hierarchicalBootstrap: seed ${s} has no members`);
+    row.forEach((x, m) => {
+      if (!Number.isFinite(x))
+        throw new Error(
+          `hierarchicalBootstrap: seed ${s} member ${m} is ${x}, not a finite number`,
+        );
+    });
+  });
+  const next = xorshift32();
+  const pick = (n: number) => next() % n; // n ≤ a few dozen: the modulo bias is below 1e-8
+  const means = new Float64Array(draws);
+  for (let k = 0; k < draws; k++) {
+    let sum = 0;
+    let count = 0;
+    for (let i = 0; i < d.length; i++) {
+      const row = d[pick(d.length)];
+      for (let j = 0; j < row.length; j++) sum += row[pick(row.length)];
+      count += row.length;
+    }
+    means[k] = sum / count;
+  }
+  means.sort();
+  const at = (q: number) => means[Math.min(draws - 1, Math.max(0, Math.floor(q * draws)))];
+  return { lo: at((1 - level) / 2), hi: at((1 + level) / 2), level, draws };
 }
 
 function checkLevel(level: number): void {

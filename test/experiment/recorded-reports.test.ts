@@ -135,3 +135,21 @@ describe("recorded reports read by today's statistics", () => {
     },
   );
 });
+
+describe("held-out by panel member", () => {
+  it("persuasion-paper: the members' paired differences average to the pooled one, which the bootstrap brackets", () => {
+    const report = parseReport(
+      readFileSync(join(DIR, "persuasion-paper.json"), "utf8"),
+    ) as RunReport;
+    const held = report.comparisons.filter((c) => c.metric === "heldoutSuccess");
+    expect(held.length).toBeGreaterThan(0);
+    for (const c of held) {
+      const members = Object.values(c.byMember ?? {});
+      expect(members, `${c.a}: one difference per panel member`).toHaveLength(5);
+      const mean = members.reduce((s, d) => s + d.mean, 0) / members.length;
+      expect(mean).toBeCloseTo(c.difference.mean, 10);
+      expect(c.bootstrap!.lo).toBeLessThan(c.difference.mean);
+      expect(c.bootstrap!.hi).toBeGreaterThan(c.difference.mean);
+    }
+  });
+});

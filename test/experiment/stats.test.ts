@@ -3,11 +3,13 @@
 import { describe, it, expect } from "vitest";
 import {
   EXACT_SIGN_FLIP_SEEDS,
+  hierarchicalBootstrap,
   MIN_CLAIM_SEEDS,
   pairedDifference,
   signFlipP,
   summarize,
 } from "../../src/experiment/stats";
+import { heldoutDetail } from "../../src/experiment/experiment";
 
 // Half-width divided by sd/√n recovers the t quantile the interval used.
 const impliedT = (s: { hi: number; mean: number; sd: number; n: number }) =>
@@ -171,5 +173,79 @@ describe("signFlipP", () => {
   it("refuses empty or non-finite input", () => {
     expect(() => signFlipP([])).toThrow(/n = 0/);
     expect(() => signFlipP([1, NaN])).toThrow(/value 1 is NaN/);
+  });
+});
+
+describe("hierarchicalBootstrap", () => {
+  it("gives a point interval for constant differences, and is the same on every call", () => {
+    const d = [
+      [0.1, 0.1],
+      [0.1, 0.1, 0.1],
+    ];
+    const b = hierarchicalBootstrap(d);
+    expect(b.lo).toBeCloseTo(0.1, 12);
+    expect(b.hi).toBeCloseTo(0.1, 12);
+    expect(
+      hierarchicalBootstrap([
+        [1, 2],
+        [3, 5],
+        [0, 4],
+      ]),
+    ).toEqual(
+      hierarchicalBootstrap([
+        [1, 2],
+        [3, 5],
+        [0, 4],
+      ]),
+    );
+  });
+
+  it("widens with the members' spread around the same seed means, and brackets the mean", () => {
+    const seedMeans = [0.02, 0.08, 0.05, 0.11, 0.04, 0.07];
+    const flat = hierarchicalBootstrap(seedMeans.map((m) => [m, m, m, m]));
+    const spread = hierarchicalBootstrap(
+      seedMeans.map((m) => [m - 0.2, m + 0.2, m - 0.1, m + 0.1]),
+    );
+    const mean = seedMeans.reduce((a, b) => a + b, 0) / seedMeans.length;
+    for (const b of [flat, spread]) {
+      expect(b.lo).toBeLessThan(mean);
+      expect(b.hi).toBeGreaterThan(mean);
+    }
+    expect(spread.hi - spread.lo).toBeGreaterThan(2 * (flat.hi - flat.lo));
+  });
+
+  it("refuses no seeds, a seed without members, and non-finite values", () => {
+    expect(() => hierarchicalBootstrap([])).toThrow(/no seeds/);
+    expect(() => hierarchicalBootstrap([[1], []])).toThrow(/seed 1 has no members/);
+    expect(() => hierarchicalBootstrap([[1, NaN]])).toThrow(/seed 0 member 1 is NaN/);
+  });
+});
+
+describe("heldoutDetail", () => {
+  const seeds = (rows: Record<string, number>[]) =>
+    rows.map((heldoutByMember, seed) => ({ seed, heldoutByMember }));
+  const a = seeds([
+    { x: 0.5, y: 0.3 },
+    { x: 0.6, y: 0.2 },
+    { x: 0.4, y: 0.4 },
+  ]);
+  const b = seeds([
+    { x: 0.4, y: 0.3 },
+    { x: 0.5, y: 0.1 },
+    { x: 0.2, y: 0.3 },
+  ]);
+
+  it("pairs each member over seeds, and bootstraps the pooled difference", () => {
+    const { byMember, bootstrap } = heldoutDetail(a, b);
+    expect(byMember!.x).toEqual(pairedDifference([0.5, 0.6, 0.4], [0.4, 0.5, 0.2]));
+    expect(byMember!.y).toEqual(pairedDifference([0.3, 0.2, 0.4], [0.3, 0.1, 0.3]));
+    const pooled = (byMember!.x.mean + byMember!.y.mean) / 2;
+    expect(bootstrap!.lo).toBeLessThanOrEqual(pooled);
+    expect(bootstrap!.hi).toBeGreaterThanOrEqual(pooled);
+  });
+
+  it("gives nothing when the seeds' members or order differ", () => {
+    expect(heldoutDetail(a, seeds([{ x: 0.1 }, { x: 0.1 }, { x: 0.1 }]))).toEqual({});
+    expect(heldoutDetail(a, [...b].reverse())).toEqual({});
   });
 });
