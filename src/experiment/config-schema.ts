@@ -179,6 +179,10 @@ const COMMON = {
     model: ModelSize,
     pretrain: Pretrain,
     remote: TrainingRemote.optional(), // models on remote servers as the training simulators of single, ensemble, vs
+    // The population the reference simulator's corpus is drawn from, as `world` settings merged
+    // over the humans' (absent: the humans' own, the oracle setting). A base model's users are
+    // not the study's participants; validated against the benchmark's `world` schema.
+    referenceWorld: z.record(z.string(), z.unknown()).optional(),
   }),
   policy: z.strictObject({
     model: ModelSize,
@@ -194,6 +198,12 @@ const COMMON = {
     epsHigh: num(0, 10),
     temperature: num(0.05, 5), // sampling temperature of the policy (training and evaluation)
     evalEvery: int(1), // learning-curve points every n steps
+    // Two conditions that exchange their RL random streams: a check that a difference between
+    // them is not an artefact of which stream each one draws (the label-swap check)
+    streamSwap: z
+      .tuple([z.enum(CONDITIONS), z.enum(CONDITIONS)])
+      .refine(([a, b]) => a !== b, "two different conditions")
+      .optional(),
   }),
   // k frozen aligned simulators, rotated per batch (SCOPE: 3 model families). With members: the
   // single simulator and the first k − 1 families listed, each collapsed with its own γ. Without

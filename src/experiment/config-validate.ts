@@ -44,6 +44,8 @@ export function validateConfig(input: unknown): ExperimentConfig {
     const p = priorProblem(m.prior);
     if (p) throw new ConfigError(`ensemble.members[${i}].prior: ${p}`);
   });
+  const ref = referenceWorldProblem(c);
+  if (ref) throw new ConfigError(`invalid experiment config — ${ref}`);
   const problems = ensembleProblems(c);
   if (problems.length) throw new ConfigError(`invalid experiment config — ${problems.join("; ")}`);
   return c;
@@ -127,4 +129,26 @@ function ensembleProblems(c: ExperimentConfig): string[] {
     }
   });
   return out;
+}
+
+/**
+ * simulator.referenceWorld merged over `world` must be a valid world of the benchmark with the
+ * same shape (vocabulary, context, card length): it may change who the users are, not the game.
+ */
+function referenceWorldProblem(c: ExperimentConfig): string | null {
+  const over = c.simulator.referenceWorld;
+  if (!over) return null;
+  const m = benchmarkModule(c.benchmark);
+  const r = m.worldSchema.safeParse({ ...(c.world as object), ...over });
+  if (!r.success)
+    return r.error.issues
+      .map((i) => {
+        const key = i.code === "unrecognized_keys" ? [...i.path, ...i.keys] : i.path;
+        return `simulator.referenceWorld.${key.map(String).join(".")}: ${i.code === "unrecognized_keys" ? "unknown key" : i.message}`;
+      })
+      .join("; ");
+  const [a, b] = [benchmarkFor(c), benchmarkFor({ benchmark: c.benchmark, world: r.data })];
+  if (a.acts.length !== b.acts.length || a.context !== b.context || a.cardLen !== b.cardLen)
+    return "simulator.referenceWorld: may change the population, not the world's shape (episode length, acts, cards)";
+  return null;
 }

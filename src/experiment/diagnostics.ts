@@ -27,7 +27,7 @@ import { BayesPredictive, Humans, type UserSimulator } from "../simulators/simul
 import { VerbalizedSampling, vsExponent } from "../simulators/vs";
 import type { ExperimentConfig } from "./config";
 import { openLmPanel, type LmPanel } from "./lm-simulators";
-import { modelOptions, type PretrainedSet } from "./pretrain";
+import { modelOptions, referenceWorld, type PretrainedSet } from "./pretrain";
 import { evaluate } from "./runner";
 
 export interface SimulatorDiagnostics {
@@ -68,6 +68,9 @@ export interface DiagnosticsReport {
   humanModes: number; // behavioural modes humans show (≥ 5 dialogues each)
   referenceKL: number; // mean KL(Bayes predictive ‖ reference simulator) over human dialogue states
   alignedKL: number; // the same for the aligned simulator
+  // with simulator.referenceWorld: the same KL for the exact Bayes predictive of the population the
+  // reference learned from, i.e. how far its corpus' users are from the humans (absent: the oracle setting)
+  referenceWorldKL?: number;
   simulators: SimulatorDiagnostics[];
   unions: { name: string; members: string[]; coverage: number }[];
   replyTables?: ReplyTable[]; // absent in reports written before reply tables existed
@@ -431,6 +434,12 @@ export async function diagnose(
       await reference.distribution(humanStates),
       await aligned.distribution(humanStates),
     ];
+    const users = config.simulator.referenceWorld
+      ? new BayesPredictive(
+          benchmarkFor({ benchmark: config.benchmark, world: referenceWorld(config) }),
+        )
+      : null;
+    const usersP = users ? await users.distribution(humanStates) : null;
     const V = bench.acts.length;
     const meanKL = (q: Float64Array) =>
       humanStates.reduce(
@@ -473,6 +482,7 @@ export async function diagnose(
       humanModes: humanModes.length,
       referenceKL: meanKL(refP),
       alignedKL: meanKL(alignedP),
+      ...(usersP ? { referenceWorldKL: meanKL(usersP) } : {}),
       simulators,
       unions: [
         union("ensemble (aligned simulators)", ensembleNames),

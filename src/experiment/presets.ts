@@ -24,6 +24,18 @@ const QUICK = {
 };
 
 /**
+ * A base model's users instead of the humans: the reference simulator learns from a population with
+ * the type prior reversed (the study's minority types are the base model's majority), persona
+ * cards half as telling (κ 0.5) and replies half as sharp (1 instead of 2). VS at φ = 1 then samples
+ * those users, not the humans it is evaluated on (docs/science.md#a-reference-that-is-not-the-humans).
+ */
+export const SHIFTED_USERS = {
+  typePrior: [0.12, 0.18, 0.24, 0.46],
+  cardInformativeness: 0.5,
+  replySharpness: 1,
+};
+
+/**
  * Service at the paper's model sizes with smaller budgets: the customer-service world's dialogues
  * are three times longer than Persuasion's (context 45), so every step costs several times more.
  */
@@ -82,6 +94,19 @@ export const PRESETS: Preset[] = [
     description:
       "base, single, vs and population (ensemble and cotrain left out), 3 seeds, the paper's models, 300 RL steps of 64 rollouts; about 2 minutes on two cores",
     overrides: QUICK,
+  },
+  {
+    id: "persuasion-shifted",
+    benchmark: "persuasion",
+    scale: "quick",
+    title: "Persuasion — a reference that is not the humans",
+    description:
+      "persuasion-quick's conditions and budget on 20 far seeds (1000–1019), with the reference simulator pretrained on a base model's users instead of the humans (type prior reversed, cards and replies half as telling), so that VS is no oracle for the humans; its models are in the store, and it takes about 15 minutes on two cores",
+    overrides: merge(QUICK, {
+      seeds: 20,
+      seedBase: 1000,
+      simulator: { referenceWorld: SHIFTED_USERS },
+    }),
   },
   {
     id: "persuasion-smoke",

@@ -231,6 +231,35 @@ function pretrainFamily(
   return pretrain(backend, bench, corpus, "simulator", c.simulator, rng.fork(1).int(2 ** 31));
 }
 
+/**
+ * The world whose humans the reference simulator's corpus is drawn from: `world` with
+ * simulator.referenceWorld merged over it (validateConfig checked it), or the humans' own.
+ */
+export function referenceWorld(c: ExperimentConfig): unknown {
+  const over = c.simulator.referenceWorld;
+  return over
+    ? benchmarkModule(c.benchmark).worldSchema.parse({ ...(c.world as object), ...over })
+    : c.world;
+}
+
+/**
+ * The corpus a reference, base-policy or same-family ensemble job learns from (a family's, panel
+ * or ensemble, is drawn in pretrainFamily). The reference's family draws its users from
+ * referenceWorld(c); the base policy always from the humans.
+ */
+export function jobCorpus(
+  c: ExperimentConfig,
+  job: Extract<PretrainJob, { kind: "reference" | "policy" | "ensemble" }>,
+): Dialogue[] {
+  const root = Rng.seed(job.seed).fork(1);
+  const users =
+    job.kind === "policy"
+      ? benchmarkFor(c)
+      : benchmarkFor({ benchmark: c.benchmark, world: referenceWorld(c) }); // a shifted population plays the same game
+  const fork = job.kind === "ensemble" ? 10 + job.member : 0; // the reference and the policy share a sample
+  return buildCorpus(c, users, c.corpus.dialogues, root.fork(fork));
+}
+
 /** Pretrains one model. Deterministic given the inputs store.ts keys it by (jobInputs). */
 export async function runPretrainJob(
   backend: EngineBackend,
@@ -241,21 +270,31 @@ export async function runPretrainJob(
   const root = Rng.seed(job.seed).fork(1);
   switch (job.kind) {
     case "reference":
-    case "policy": {
-      const corpus = buildCorpus(c, bench, c.corpus.dialogues, root.fork(0));
-      return job.kind === "reference"
-        ? pretrain(backend, bench, corpus, "simulator", c.simulator, root.fork(1).int(2 ** 31))
-        : pretrain(backend, bench, corpus, "policy", c.policy, root.fork(2).int(2 ** 31));
-    }
-    case "ensemble": {
-      const family = ensembleFamily(c, job.member);
-      if (family) return pretrainFamily(backend, c, bench, job.seed, family);
-      // another sample of the same population and another seed: same family, another checkpoint
-      const corpus = buildCorpus(c, bench, c.corpus.dialogues, root.fork(10 + job.member));
       return pretrain(
         backend,
         bench,
-        corpus,
+        jobCorpus(c, job),
+        "simulator",
+        c.simulator,
+        root.fork(1).int(2 ** 31),
+      );
+    case "policy":
+      return pretrain(
+        backend,
+        bench,
+        jobCorpus(c, job),
+        "policy",
+        c.policy,
+        root.fork(2).int(2 ** 31),
+      );
+    case "ensemble": {
+      const family = ensembleFamily(c, job.member);
+      if (family) return pretrainFamily(backend, c, bench, job.seed, family);
+      // another sample of the reference's population and another seed: same family, another checkpoint
+      return pretrain(
+        backend,
+        bench,
+        jobCorpus(c, job),
         "simulator",
         c.simulator,
         root.fork(20 + job.member).int(2 ** 31),

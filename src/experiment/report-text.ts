@@ -91,6 +91,11 @@ export function formatReport(r: RunReport): string {
     lines.push(
       "",
       `simulators (seed ${d.seed}): KL(Bayes ‖ reference) = ${d.referenceKL.toFixed(3)} nats over the states of the base policy's dialogues with humans; human modes ${d.humanModes}`,
+      ...(d.referenceWorldKL !== undefined
+        ? [
+            `the reference learned from another population than the humans (simulator.referenceWorld ${JSON.stringify(r.config.simulator.referenceWorld)}): KL(Bayes of the humans ‖ Bayes of that population) = ${d.referenceWorldKL.toFixed(3)} nats over the same states`,
+          ]
+        : []),
     );
     const a = d.adaptiveProbe;
     if (a) {

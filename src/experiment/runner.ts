@@ -170,6 +170,13 @@ async function klOnStates(
   }
 }
 
+/** The condition whose RL random stream `condition` draws: its own, or its partner's under rl.streamSwap. */
+export function rlStream(config: ExperimentConfig, condition: ConditionId): ConditionId {
+  const swap = config.rl.streamSwap;
+  if (!swap) return condition;
+  return condition === swap[0] ? swap[1] : condition === swap[1] ? swap[0] : condition;
+}
+
 /** Trains and evaluates one condition for one seed. */
 export async function runUnit(
   backend: EngineBackend,
@@ -184,7 +191,7 @@ export async function runUnit(
   const opts = modelOptions(bench, config);
   const cap = opts.capacity;
   const seed = pretrained.seed;
-  const rng = Rng.seed(seed).fork(100 + CONDITIONS.indexOf(condition));
+  const rng = Rng.seed(seed).fork(100 + CONDITIONS.indexOf(rlStream(config, condition)));
   const evalRng = Rng.seed(seed).fork(200); // the same evaluation draws for every condition
   const T = config.rl.temperature;
   const humans = new Humans(bench);

@@ -71,11 +71,17 @@ export function jobInputs(
     model: section.model,
     pretrain: section.pretrain,
   };
+  // the oracle setting (no referenceWorld) keeps the keys the store was written with
+  const shifted = c.simulator.referenceWorld;
+  if (job.kind === "reference" && shifted) inputs.referenceWorld = shifted;
   if (job.kind === "ensemble") {
     // another family is keyed by its settings, as a panel member is; a network of the reference's family by its place
     const f = ensembleFamily(c, job.member);
     if (f) inputs.family = { prior: f.prior, corpusScale: f.corpusScale, seedOffset: f.seedOffset };
-    else inputs.member = job.member;
+    else {
+      inputs.member = job.member;
+      if (shifted) inputs.referenceWorld = shifted;
+    }
   }
   if (job.kind === "panel") {
     const { prior, corpusScale, seedOffset } = c.panel[job.member];
