@@ -3,9 +3,9 @@
 // CITATION.cff and package.json; "What the words mean" gives the paper's names for our conditions.
 // Opening the dialog in a real browser: test/e2e/app.test.ts.
 import { readFileSync } from "node:fs";
-import { cleanup, render, screen } from "@testing-library/svelte";
+import { cleanup, fireEvent, render, screen } from "@testing-library/svelte";
 import { parse } from "@retorquere/bibtex-parser";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import CiteDialog from "../../src/app/components/CiteDialog.svelte";
 import Story from "../../src/app/components/Story.svelte";
 import { PAPER, TOOL_TITLE } from "../../src/app/lib/cite";
@@ -30,6 +30,19 @@ const FAMILY = [
 ];
 
 afterEach(cleanup);
+beforeAll(() => {
+  // jsdom has <dialog> but not its modal API; Chromium's is used in test/e2e/app.test.ts
+  HTMLDialogElement.prototype.showModal ??= function (this: HTMLDialogElement) {
+    this.open = true;
+  };
+});
+
+/** The dialog rendered and opened with its button (its content exists only while open). */
+async function opened() {
+  render(CiteDialog);
+  expect(screen.queryByTestId("bibtex-paper")).toBeNull();
+  await fireEvent.click(screen.getByTestId("cite-open"));
+}
 
 /** The shown text parsed; a parse error or an entry left out fails. */
 function parsedShown(testid: string) {
@@ -41,8 +54,8 @@ function parsedShown(testid: string) {
 }
 
 describe("the Cite dialog's BibTeX", () => {
-  it("the paper: @misc with its arXiv eprint, title and ten authors", () => {
-    render(CiteDialog);
+  it("the paper: @misc with its arXiv eprint, title and ten authors", async () => {
+    await opened();
     const e = parsedShown("bibtex-paper");
     expect(e.type).toBe("misc");
     expect(e.fields).toMatchObject({
@@ -56,8 +69,8 @@ describe("the Cite dialog's BibTeX", () => {
     expect(e.fields.author?.map((a) => a.lastName)).toEqual(FAMILY);
   });
 
-  it("the tool: @misc with the version from package.json", () => {
-    render(CiteDialog);
+  it("the tool: @misc with the version from package.json", async () => {
+    await opened();
     const e = parsedShown("bibtex-tool");
     expect(e.type).toBe("misc");
     expect(e.fields.title).toBe(TOOL_TITLE);
