@@ -2,13 +2,14 @@
 // with relative asset paths, so it works from any static host and any sub-path.
 import { defineConfig } from "vite";
 import { svelte } from "@sveltejs/vite-plugin-svelte";
+import { transformersOrt } from "./scripts/transformers-ort.mjs";
 
 export default defineConfig({
   base: "./",
-  plugins: [svelte()],
+  plugins: [svelte(), transformersOrt()],
   server: { host: "127.0.0.1", port: 5178 },
   preview: { host: "127.0.0.1", port: 5178 },
-  worker: { format: "es" },
+  worker: { format: "es", plugins: () => [transformersOrt()] },
   optimizeDeps: { exclude: ["@jax-js/jax"] },
   build: { target: "es2022", outDir: "dist", chunkSizeWarningLimit: 4096 },
 });

@@ -6,6 +6,7 @@ import { svelte } from "@sveltejs/vite-plugin-svelte";
 import { playwright } from "@vitest/browser-playwright";
 
 import { CHROMIUM_ARGS, findChromium } from "./scripts/chromium.mjs";
+import { transformersOrt } from "./scripts/transformers-ort.mjs";
 
 // `npm test` has made sure there is one (scripts/chromium.mjs --ensure); a plain `vitest` run without one fails in the browser project, naming the path
 const CHROMIUM = (await findChromium()) ?? "/usr/lib/chromium/chromium";
@@ -39,6 +40,7 @@ export default defineConfig({
         // transformers.js is reached only through the LM worker, which the dependency scanner does
         // not see: pre-bundle it up front, or Vite re-optimizes and reloads mid-run on a fresh clone
         optimizeDeps: { include: ["@huggingface/transformers"] },
+        plugins: [transformersOrt()], // the LM worker serves ORT's wasm from transformers.js's copy
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],

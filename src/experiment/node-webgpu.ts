@@ -1,6 +1,7 @@
 // WebGPU in Node: Dawn (the `webgpu` package) installed as `navigator.gpu`, so that jax-js's
 // webgpu device starts in a Node process or worker_thread as it does in a browser. Node-only:
-// the CLI and its worker threads import this file, the browser app never does.
+// the CLI and its worker threads import this file, the browser app never does. Dawn is an
+// optional dependency (a large native addon only `--backend webgpu` needs): loaded on first use.
 import { existsSync } from "node:fs";
 import type { BackendName } from "../engine/backend";
 import {
@@ -40,9 +41,7 @@ export function installDawn(): Promise<void> {
     try {
       dawn = await import("webgpu");
     } catch (e) {
-      throw new NodeWebGPUError(
-        `WebGPU in Node: the webgpu package (Dawn) did not load on ${process.platform}-${process.arch}: ${(e as Error).message}`,
-      );
+      throw new NodeWebGPUError(dawnLoadMessage(e));
     }
     Object.assign(globalThis, dawn.globals);
     const gpu = dawn.create(DAWN_FLAGS);
@@ -57,6 +56,15 @@ export function installDawn(): Promise<void> {
       Object.defineProperty(g.navigator, "gpu", { value: gpu, configurable: true, writable: true });
   })();
   return installed;
+}
+
+/** Why the webgpu package (Dawn) did not load: not installed (an optional dependency), or its native addon failed. */
+export function dawnLoadMessage(e: unknown): string {
+  const { code, message } = e as { code?: unknown; message?: unknown };
+  const text = typeof message === "string" ? message : String(e);
+  if (code === "ERR_MODULE_NOT_FOUND" && /\bpackage 'webgpu'/.test(text))
+    return "WebGPU in Node needs the webgpu package (Dawn), an optional dependency that is not installed (npm ci --omit=optional, or a platform npm skipped): install it with `npm install --include=optional`, or use --backend wasm";
+  return `WebGPU in Node: the webgpu package (Dawn) did not load on ${process.platform}-${process.arch}: ${text}`;
 }
 
 /** Why Dawn found no adapter, with what to do about it on this machine. */

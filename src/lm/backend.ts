@@ -7,8 +7,8 @@
 // Offline: a model folder in Hugging Face layout loads from `localModelPath` (a directory in
 // Node, a URL path in the browser) with remote downloads off, or, in the browser, from files in
 // memory (`files`), e.g. a toy model just exported by onnx-export.ts. The ORT wasm binaries are
-// served by the app from the onnxruntime-web copy transformers.js itself depends on, never
-// from a CDN.
+// served by the app from the onnxruntime-web copy transformers.js itself resolves, never from a
+// CDN.
 import {
   AutoConfig,
   AutoModelForCausalLM,
@@ -106,30 +106,33 @@ const IS_NODE =
 const MEMORY_ROOT = "/__collapse-lab-memory__/"; // URL prefix of in-memory model folders
 const memoryFiles = new Map<string, string | Uint8Array>();
 let baseFetch: typeof env.fetch | null = null;
-let wasmConfigured = false;
+let wasmConfigured: Promise<void> | undefined;
 
-/** Points onnxruntime-web at the wasm files the app serves (browser only; Node runs onnxruntime-node). */
-function configureWasm(): void {
-  if (IS_NODE || wasmConfigured) return;
-  // The copy transformers.js depends on (its own nested onnxruntime-web), not the project's
-  // top-level one: the JS glue inside transformers.js and the wasm binary must match.
-  const wasm = env.backends.onnx.wasm!;
-  wasm.wasmPaths = {
-    mjs: new URL(
-      "../../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.mjs",
-      import.meta.url,
-    ).href,
-    wasm: new URL(
-      "../../node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.asyncify.wasm",
-      import.meta.url,
-    ).href,
-  };
-  wasmConfigured = true;
+/**
+ * Points onnxruntime-web at the wasm files the app serves (browser only; Node runs
+ * onnxruntime-node). They are the files of the onnxruntime-web copy transformers.js itself
+ * imports, found by module resolution from its location (scripts/transformers-ort.mjs, a Vite
+ * plugin): the JS glue bundled with transformers.js and the wasm binary must be one version.
+ * Imported only here, in the browser, so that Node never meets the `?url` imports.
+ */
+function configureWasm(): Promise<void> {
+  if (IS_NODE) return Promise.resolve();
+  wasmConfigured ??= (async () => {
+    const [mjs, wasm] = await Promise.all([
+      import("transformers-ort:dist/ort-wasm-simd-threaded.asyncify.mjs?url"),
+      import("transformers-ort:dist/ort-wasm-simd-threaded.asyncify.wasm?url"),
+    ]);
+    env.backends.onnx.wasm!.wasmPaths = {
+      mjs: new URL(mjs.default, self.location.href).href,
+      wasm: new URL(wasm.default, self.location.href).href,
+    };
+  })();
+  return wasmConfigured;
 }
 
 /** transformers.js and ONNX Runtime versions, and (browser) the wasm URL the app serves. */
-export function runtimeVersions(): Record<string, string | undefined> {
-  configureWasm();
+export async function runtimeVersions(): Promise<Record<string, string | undefined>> {
+  await configureWasm();
   const paths = env.backends.onnx.wasm?.wasmPaths as { wasm?: string | URL } | string | undefined;
   const wasm = typeof paths === "object" && paths?.wasm ? String(paths.wasm) : undefined;
   return {
@@ -140,8 +143,8 @@ export function runtimeVersions(): Record<string, string | undefined> {
 }
 
 /** Sets the global loading flags for one model (loads are serialised by the caller). */
-function configureSource(src: ModelSource): string {
-  configureWasm();
+async function configureSource(src: ModelSource): Promise<string> {
+  await configureWasm();
   env.remoteHost = src.remoteHost ?? "https://huggingface.co/";
   if (src.files) {
     if (IS_NODE)
@@ -322,7 +325,7 @@ export class TransformersLanguageModel implements LanguageModel {
   static async load(src: ModelSource, opts: LoadOptions = {}): Promise<TransformersLanguageModel> {
     const { device, reason } = await resolveDevice(opts.device);
     return serial.run(async () => {
-      const where = configureSource(src);
+      const where = await configureSource(src);
       const progress_callback = progressReporter(src.id, opts.onProgress);
       try {
         checkAborted(opts.signal, `loading ${src.id}`);
@@ -637,7 +640,7 @@ export class TransformersEmbeddingModel implements EmbeddingModel {
   static async load(src: ModelSource, opts: LoadOptions = {}): Promise<TransformersEmbeddingModel> {
     const { device, reason } = await resolveDevice(opts.device);
     return serial.run(async () => {
-      const where = configureSource(src);
+      const where = await configureSource(src);
       try {
         checkAborted(opts.signal, `loading ${src.id}`);
         const extractor = (await pipeline("feature-extraction", src.id, {

@@ -54,7 +54,7 @@ export class LmService {
   #next = 1;
 
   /** transformers.js and its ONNX Runtime versions, e.g. to check the served wasm matches. */
-  versions(): Record<string, string | undefined> {
+  versions(): Promise<Record<string, string | undefined>> {
     return runtimeVersions();
   }
 

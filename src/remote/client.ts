@@ -10,6 +10,7 @@
 // The API key lives in a private field, is sent only as an Authorization header and only to the
 // base URL it was given with (requests are built from that URL alone), and is redacted from error
 // messages; a base URL with credentials or a query string is refused.
+import { createParser, type ParseError } from "eventsource-parser";
 import { z } from "zod";
 import { redact, RemoteError } from "./errors";
 
@@ -190,6 +191,9 @@ export function normaliseBaseUrl(baseUrl: string): string {
   return `${u.origin}${u.pathname}`.replace(/\/+$/, "");
 }
 
+/** One server-sent event may hold this many characters (a chunk with every token's log-probs is far smaller). */
+const MAX_EVENT_CHARS = 8 * 1024 * 1024;
+
 const RETRY_STATUS = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
 /** Waits ms, or rejects with a `cancelled` RemoteError when the signal aborts first. */
 export const sleep = (ms: number, signal?: AbortSignal) =>
@@ -331,8 +335,20 @@ export class RemoteClient {
       if (!res.body)
         throw new RemoteError("malformed-reply", `${this.baseUrl}: the streamed reply has no body`);
       reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = "";
+      // eventsource-parser splits the frames (every line ending the spec allows: \r\n, \n, \r;
+      // comments; multi-line data); events are queued per chunk and handled here, where this
+      // generator can yield and throw
+      const events: string[] = [];
+      let parseError: ParseError | undefined;
+      const parser = createParser({
+        onEvent: (e) => events.push(e.data),
+        onError: (e) => {
+          if (e.type === "max-buffer-size-exceeded") parseError ??= e;
+        },
+        maxBufferSize: MAX_EVENT_CHARS,
+      });
       let done = false;
+      let endsWithCr = false;
       while (!done) {
         arm();
         let chunk: ReadableStreamReadResult<string>;
@@ -353,17 +369,21 @@ export class RemoteClient {
             { cause: e },
           );
         }
-        if (chunk.done) break;
-        buffer += chunk.value;
-        let cut: number;
-        while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
-          const event = buffer.slice(0, cut);
-          buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
-          const data = event
-            .split(/\r?\n/)
-            .filter((l) => l.startsWith("data:"))
-            .map((l) => l.slice(5).trimStart())
-            .join("\n");
+        if (chunk.done) {
+          // the parser holds a final \r back, waiting to see whether \n follows: at the end
+          // it was a whole line ending, and a \n after it ends no further line
+          if (endsWithCr) parser.feed("\n");
+        } else {
+          parser.feed(chunk.value);
+          if (chunk.value) endsWithCr = chunk.value.endsWith("\r");
+        }
+        if (parseError)
+          throw new RemoteError(
+            "malformed-reply",
+            `${this.baseUrl}: a streamed event grew past ${MAX_EVENT_CHARS} characters without ending`,
+          );
+        for (const raw of events.splice(0)) {
+          const data = raw.trim();
           if (!data) continue;
           if (data === "[DONE]") {
             done = true;
@@ -391,6 +411,7 @@ export class RemoteClient {
               ...(c.logprobs?.content ? { logprobs: c.logprobs.content } : {}),
             };
         }
+        if (chunk.done) break;
       }
       if (!done)
         throw new RemoteError(

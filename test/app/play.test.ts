@@ -301,7 +301,7 @@ function record(over: Partial<PlayRecord> = {}): PlayRecord {
 }
 
 describe("results", () => {
-  it("per condition: n, players, success with a t interval cut at [0, 1], mean donation", () => {
+  it("per condition: n, players, success with a binomial interval clustered by player, mean donation", () => {
     const rs = [
       record(),
       record({ success: false, outcome: 0, player: "p2" }),
@@ -310,10 +310,15 @@ describe("results", () => {
     ];
     const [single, vs, base] = summariseRecords(rs, ["single", "vs", "base"]);
     expect(single).toMatchObject({ condition: "single", n: 3, players: 2, outcome: 1 });
+    // p1 played twice (2 of 2), p2 once (0 of 1): clustered by player (metrics/proportion.ts)
+    expect(single.success).toMatchObject({ method: "clustered", clusters: 2, successes: 2 });
     expect(single.success!.mean).toBeCloseTo(2 / 3);
-    expect(single.success!.lo).toBe(0); // 2/3 − t(0.975, 2)·0.577/√3 < 0, cut at 0
-    expect(single.success!.hi).toBe(1);
+    expect(single.success!.hi - single.success!.lo).toBeGreaterThan(0.9); // two players say little
+    expect(single.success!.nEffective).toBeLessThan(1);
+    // one dialogue, a failure: the exact interval [0, 1 − 0.025]
     expect(vs).toMatchObject({ n: 1, outcome: 0.5 });
+    expect(vs.success).toMatchObject({ method: "exact", lo: 0 });
+    expect(vs.success!.hi).toBeCloseTo(0.975, 9);
     expect(base).toMatchObject({ n: 0, success: null, outcome: null });
   });
 

@@ -8,6 +8,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunReport } from "../../src/experiment/experiment";
 import { noAdapterMessage, SWIFTSHADER_ICD } from "../../src/experiment/node-webgpu";
@@ -156,6 +157,18 @@ describe("collapse-lab with a WebGPU that cannot start", () => {
 
   it("demo fails the same way", async () => {
     oneClearLine(await runCli(["demo", "--backend", "webgpu", "--steps", "1"], { env: missing }));
+  });
+
+  it("names the optional webgpu package and how to install it when npm left it out", async () => {
+    const hide = pathToFileURL(join(import.meta.dirname, "fixtures/without-webgpu.mjs")).href;
+    const r = await runCli(["demo", "--backend", "webgpu", "--steps", "1"], {
+      env: { ...SWIFTSHADER, NODE_OPTIONS: `--import=${hide}` },
+    });
+    expect(r.code, r.stderr).toBe(1);
+    const line = r.stderr.split("\n").find((l) => l.startsWith("collapse-lab: "));
+    expect(line).toMatch(/optional dependency that is not installed/);
+    expect(line).toContain("npm install --include=optional");
+    expect(line).toContain("--backend wasm");
   });
 
   it("says so when VK_ICD_FILENAMES is unset, and names SwiftShader's ICD as the way to test without a GPU", () => {

@@ -9,6 +9,7 @@ import { serveBuild, launchProfile } from "./harness";
 import { parseReport } from "../../src/experiment/report-schema";
 import { DEFAULT_PRESET, formatUrlState, parseUrlState } from "../../src/app/lib/url-state";
 import { presetConfig } from "../../src/experiment/presets";
+import { parse } from "@retorquere/bibtex-parser";
 
 const RUN_TIMEOUT = 480_000;
 
@@ -142,6 +143,35 @@ describe("the app", () => {
     },
     RUN_TIMEOUT + 60_000,
   );
+
+  it("opens the Cite dialog from any page: BibTeX that parses, and Copy puts it on the clipboard", async () => {
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], {
+      origin: new URL(base).origin,
+    });
+    const { page, errors } = await open("./#runs");
+    const dialog = page.getByTestId("cite-dialog");
+    for (const nav of ["Runs", "Play", "LM lab"]) {
+      await page.getByRole("link", { name: nav, exact: true }).click();
+      expect(await dialog.isVisible()).toBe(false);
+      await page.getByTestId("cite-open").click();
+      await dialog.waitFor({ state: "visible" });
+      for (const which of ["paper", "tool"]) {
+        const shown = (await page.getByTestId(`bibtex-${which}`).textContent()) ?? "";
+        const lib = parse(shown, { sentenceCase: false });
+        expect(lib.errors, which).toEqual([]);
+        expect(lib.entries.map((e) => e.type)).toEqual(["misc"]);
+        await page.getByTestId(`copy-${which}`).click();
+        await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(shown);
+      }
+      expect(await page.getByTestId("bibtex-paper").textContent()).toContain(
+        "eprint        = {2608.12253}",
+      );
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "hidden" });
+    }
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 
   it("rejects a bad imported file with a clear message", async () => {
     const bad = join(tmp, "bad.json");

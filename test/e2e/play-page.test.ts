@@ -173,7 +173,8 @@ describe("the Play page", { timeout: 360_000 }, () => {
         .locator(`tr[data-condition="${c}"] td`)
         .allTextContents();
       expect(cells.slice(0, 2)).toEqual(["1", "1"]); // one dialogue, one player
-      expect(cells[2]).toMatch(/^(0\.0|100\.0)$/);
+      // one dialogue: the exact binomial interval, never zero-width
+      expect(cells[2]).toMatch(/^(0\.0 \[0\.0, 97\.5\]|100\.0 \[2\.5, 100\.0\])$/);
       expect(cells[4]).toMatch(/^\d+\.\d$/); // the run's simulated humans beside it
     }
     if (SHOTS)

@@ -80,7 +80,7 @@ describe("LmService", () => {
     await service.unload(handle);
   });
 
-  it("reports the runtime versions", () => {
-    expect(service.versions()).toMatchObject({ transformers: "4.3.1" });
+  it("reports the runtime versions", async () => {
+    expect(await service.versions()).toMatchObject({ transformers: "4.3.1" });
   });
 });

@@ -1,9 +1,8 @@
 // The toy-model export round-trips: an engine checkpoint written as ONNX (Hugging Face layout)
-// and run by onnxruntime-web (wasm, in Node) gives the float64 reference backend's logits within
+// and run by onnxruntime-web (wasm, in Node; the copy transformers.js resolves) gives the float64 reference backend's logits within
 // 1e-4: full sequences, token by token through the KV cache, and left-padded rows. Loaded by
 // transformers.js from disk, its greedy continuation equals the reference's.
 import { describe, it, expect, beforeAll, onTestFinished } from "vitest";
-import * as ort from "onnxruntime-web";
 import { join } from "node:path";
 import { AutoModelForCausalLM, Tensor, env } from "@huggingface/transformers";
 import { exportCheckpoint } from "../../src/lm/onnx-export";
@@ -14,6 +13,10 @@ import { Rng } from "../../src/engine/random";
 import { writeHfFolder } from "../../src/lm/tiny/write-files";
 import { CONFIGS, randomCheckpoint, toParams } from "../engine/fixtures";
 import { MODELS_DIR } from "./fixtures";
+import { requireTransformersOrt } from "../../scripts/transformers-ort.mjs";
+import type { InferenceSession, Tensor as OrtTensor } from "onnxruntime-common";
+
+const ort = requireTransformersOrt();
 
 const CASES: [string, ModelConfig][] = [
   ...CONFIGS,
@@ -27,7 +30,7 @@ beforeAll(() => {
   ort.env.wasm.numThreads = 1; // no worker threads in the test process
 });
 
-type Feeds = Record<string, ort.Tensor>;
+type Feeds = Record<string, OrtTensor>;
 const i64 = (xs: number[], dims: number[]) =>
   new ort.Tensor("int64", BigInt64Array.from(xs, BigInt), dims);
 
@@ -51,7 +54,7 @@ function maxDiff(got: ArrayLike<number>, want: ArrayLike<number>): number {
   return m;
 }
 
-async function session(ck: Checkpoint): Promise<ort.InferenceSession> {
+async function session(ck: Checkpoint): Promise<InferenceSession> {
   return ort.InferenceSession.create(exportCheckpoint(ck)["onnx/model.onnx"] as Uint8Array, {
     executionProviders: ["wasm"],
   });

@@ -254,6 +254,59 @@ describe("RemoteClient faults", () => {
     expect(e.kind).toBe("malformed-reply");
   });
 
+  it("a stream's frames are read with every line ending SSE allows, comments and multi-line data", async () => {
+    const delta = (content: string) =>
+      JSON.stringify({ choices: [{ index: 0, delta: { content } }] });
+    const [open, close] = [delta("B").slice(0, 12), delta("B").slice(12)];
+    // written in pieces, some cut between \r and \n, so a frame may span chunks
+    const pieces = [
+      `data: ${delta("A")}\r\n\r`,
+      `\n: a comment line, ignored\r\r`,
+      `data: ${open}\ndata: ${close}\n\n`, // one event's data on two lines, joined by \n
+      `data: ${delta("C")}\r\rdata: ${delta("D")}\r`,
+      `\n\r\ndata: [DONE]\r\r`,
+    ];
+    script = [
+      (_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const next = () => {
+          const p = pieces.shift();
+          if (p === undefined) return res.end();
+          res.write(p);
+          setTimeout(next, 5);
+        };
+        next();
+      },
+    ];
+    const got: string[] = [];
+    for await (const d of client().chatStream({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+    }))
+      got.push(d.content);
+    expect(got).toEqual(["A", "B", "C", "D"]);
+  });
+
+  it("a stream whose event never ends is refused, not buffered without bound", async () => {
+    script = [
+      (_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${"x".repeat(9 * 1024 * 1024)}`);
+      },
+    ];
+    const e = await failure(
+      (async () => {
+        for await (const _ of client().chatStream({
+          model: "m",
+          messages: [{ role: "user", content: "x" }],
+        }))
+          void _;
+      })(),
+    );
+    expect(e.kind).toBe("malformed-reply");
+    expect(e.message).toMatch(/grew past \d+ characters/);
+  });
+
   it("a stream that goes silent past the timeout is a timeout error", async () => {
     script = [
       (_req, res) => {

@@ -1,13 +1,13 @@
 // The Play page's results: one record per finished dialogue (who played, which condition and
 // policy they faced, the persona, every act, the decision), the per-condition table (success with
-// a Student-t interval over dialogues, mean outcome, n), the exported files (JSON, which merges;
+// a binomial interval, clustered by player, mean outcome, n), the exported files (JSON, which merges;
 // CSV, for spreadsheets) and the merge of many players' files into one table. An imported file is
 // checked with zod: a bad one gets one message naming the file and what is wrong, and merging
 // never changes what was merged before unless the file is good.
 import { z } from "zod";
 import { CONDITIONS, type ConditionId } from "../../experiment/config";
 import type { RunReport } from "../../experiment/experiment";
-import { summarize, type Summary } from "../../experiment/stats";
+import { clusteredProportion, type ProportionInterval } from "../../metrics/proportion";
 import { benchmarkFor, benchmarkModule } from "../../benchmarks/registry";
 import { toCsv } from "./export";
 
@@ -161,12 +161,17 @@ export function mergeFiles(
 export interface ConditionResult {
   condition: ConditionId;
   n: number;
-  success: Summary | null; // null when no dialogue
+  success: ProportionInterval | null; // null when no dialogue
   outcome: number | null; // mean decision (donation)
   players: number;
 }
 
-/** Per condition: success with a 95 % Student-t interval over dialogues (cut at [0, 1]), mean outcome, dialogues, players. */
+/**
+ * Per condition: success with a 95 % interval for 0/1 outcomes (metrics/proportion.ts: exact
+ * binomial where each player played one dialogue of the condition, clustered by player where
+ * some played several, since one person's dialogues are not independent), mean outcome,
+ * dialogues, players.
+ */
 export function summariseRecords(
   records: readonly PlayRecord[],
   conditions: readonly ConditionId[],
@@ -178,10 +183,9 @@ export function summariseRecords(
       condition,
       n,
       success: n
-        ? summarize(
-            rs.map((r) => (r.success ? 1 : 0)),
+        ? clusteredProportion(
+            rs.map((r) => ({ cluster: r.player, success: r.success })),
             0.95,
-            [0, 1],
           )
         : null,
       outcome: n ? rs.reduce((s, r) => s + r.outcome, 0) / n : null,
