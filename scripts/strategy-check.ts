@@ -23,6 +23,7 @@ process.stdout.write(
         "plug-in",
         "strategies",
         "modes (≥ 5)",
+        `left: ${bench.humans.types.map((t) => t.name).join(", ")}`,
       ],
       ...rows.map((r) => [
         r.agent,
@@ -33,6 +34,7 @@ process.stdout.write(
         r.measures.typeInformationPlugIn.toFixed(3),
         String(r.measures.distinct),
         String(r.measures.modes),
+        r.left.map((x) => `${Math.round(100 * x)} %`).join(", "),
       ]),
     ]) +
     "\n",

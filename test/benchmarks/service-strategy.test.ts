@@ -58,5 +58,8 @@ describe("the reference agents over 8,000 human dialogues", () => {
     expect(careful.measures.typeInformationPlugIn).toBeGreaterThan(
       2 * careful.measures.typeInformation,
     );
+    // why: the minority types (low-skill, anxious, impatient) leave the blind script, not the careful agent
+    for (const t of [1, 2, 3]) expect(blind.left[t]).toBeGreaterThan(0.6);
+    for (const t of [1, 2]) expect(careful.left[t]).toBeLessThan(0.1);
   });
 });

@@ -6,13 +6,14 @@ import { Rng } from "../../engine/random";
 import { strategyMeasures, type StrategyMeasures } from "../../metrics/strategy";
 import type { Dialogue } from "../types";
 import { carefulAgent, shuffledScriptChoices } from "./agents";
-import { playEpisode, type ServiceBenchmark } from "./bench";
+import { outcomeOf, playEpisode, type ServiceBenchmark } from "./bench";
 import { service } from "./index";
 
 export interface AgentStrategies {
   agent: string;
   policyEntropy: number; // mean per-turn entropy of the agent's choice, nats (the paper's metric)
   success: number;
+  left: number[]; // per latent type, the share of its customers who leave the call
   measures: StrategyMeasures;
 }
 
@@ -37,6 +38,7 @@ export function referenceStrategies(
     let entropy = 0;
     let turns = 0;
     let wins = 0;
+    const types = bench.humans.types.map(() => ({ n: 0, left: 0 }));
     const observed = Array.from({ length: dialogues }, () => {
       const persona = bench.humans.sample(people);
       const d = playEpisode(
@@ -51,6 +53,8 @@ export function referenceStrategies(
         rng,
       );
       if (bench.success(d)) wins++;
+      types[persona.type].n++;
+      if (outcomeOf(d) === "customer left") types[persona.type].left++;
       return {
         strategy: service.strategy.signature(bench, d),
         task: service.strategy.task(bench, d),
@@ -61,6 +65,7 @@ export function referenceStrategies(
       agent,
       policyEntropy: entropy / turns,
       success: wins / dialogues,
+      left: types.map((t) => t.left / t.n),
       measures: strategyMeasures(observed),
     };
   });
