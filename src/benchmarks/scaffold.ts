@@ -178,3 +178,31 @@ export function ensembleFamilies(priors: { f: number[]; g: number[] }) {
     ],
   };
 }
+
+/** Which acts of a dialogue were the agent's (whose turn each was is `turn` of the prefix before it). */
+function agentActIndices(bench: Benchmark, d: Dialogue): number[] {
+  return d.acts.flatMap((_, i) =>
+    bench.turn({ card: d.card, acts: d.acts.slice(0, i), hidden: d.hidden }) === "agent" ? [i] : [],
+  );
+}
+
+/**
+ * The strategy signature "the set of the agent's acts": which acts it used, each once, by name in
+ * vocabulary order, so neither their order nor a repeat (a retry) makes another strategy.
+ */
+export function agentActSet(bench: Benchmark, d: Dialogue): string {
+  const used = new Set(agentActIndices(bench, d).map((i) => d.acts[i]));
+  return [...used]
+    .sort((a, b) => a - b)
+    .map((a) => bench.acts[a].name)
+    .join(" ");
+}
+
+/** The world's acts before the agent's first move (what the agent is given at the start), by name. */
+export function openingActs(bench: Benchmark, d: Dialogue): string {
+  const first = agentActIndices(bench, d)[0] ?? d.acts.length;
+  return d.acts
+    .slice(0, first)
+    .map((a) => bench.acts[a].name)
+    .join(" ");
+}

@@ -187,6 +187,17 @@ export interface BenchmarkLm {
   outcomeView: OutcomeView;
 }
 
+/**
+ * How the strategy measures (src/metrics/strategy.ts) read a finished dialogue: what the agent is
+ * given at the start (its task; "" where it is given nothing) and an order-invariant signature of
+ * what it did, e.g. the set of its acts.
+ */
+export interface StrategyView {
+  task(bench: Benchmark, d: Dialogue): string;
+  signature(bench: Benchmark, d: Dialogue): string;
+  description: string; // the task and the signature in words, for the report and the docs
+}
+
 /** What the benchmark's agent and user are called in transcripts. */
 export interface Roles {
   agent: string; // "Persuader"
@@ -236,6 +247,8 @@ export interface BenchmarkModule<
   readonly passK?: number;
   /** States where the Simulators page and the diagnostics compare reply distributions. */
   probeStates: ProbeState[];
+  /** A dialogue's task and strategy, for the strategy measures of the final evaluation with humans. */
+  readonly strategy: StrategyView;
   /** An adaptive agent for the diagnostics' probe: it plays humans and the reference simulator. */
   adaptiveProbe?(bench: Benchmark): { description: string; act(d: Dialogue): number };
   /**

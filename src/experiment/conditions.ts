@@ -37,6 +37,12 @@ export interface TrainingOpponents {
   dispose(): void;
 }
 
+/**
+ * The conditions whose training simulators are trained with the policy (co-training): they are not
+ * kept after the run, so a re-scoring of their stored policies cannot measure train-sim success.
+ */
+export const TRAINS_ITS_SIMULATOR: ReadonlySet<ConditionId> = new Set(["cotrain", "population"]);
+
 export type PlayOwn = (sim: UserSimulator) => Promise<{ played: Played; rewards: Float64Array }>;
 
 export interface ConditionContext {

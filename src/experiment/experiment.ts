@@ -52,26 +52,36 @@ export const SUMMARY_METRICS = [
 ] as const;
 export type SummaryMetric = (typeof SUMMARY_METRICS)[number];
 
+/**
+ * Strategy diversity with humans (SeedMetrics.strategy…): summarised and compared where every seed
+ * has it (reports written before it was measured have none).
+ */
+export const STRATEGY_METRICS = ["strategyEntropy", "strategyTypeInfo", "strategyModes"] as const;
+export type StrategyMetric = (typeof STRATEGY_METRICS)[number];
+
 /** The values each metric can take: intervals are not cut there, and figures draw them as limits. */
-export const METRIC_BOUNDS: Record<SummaryMetric, [number, number]> = {
+export const METRIC_BOUNDS: Record<SummaryMetric | StrategyMetric, [number, number]> = {
   trainSuccess: [0, 1],
   heldoutSuccess: [0, 1],
   humanSuccess: [0, 1],
   humanReward: [0, 1],
   distinct2: [0, 1],
   policyEntropy: [0, Infinity],
+  strategyEntropy: [0, Infinity],
+  strategyTypeInfo: [-Infinity, Infinity], // bias-corrected: an estimate below 0 is noise around 0
+  strategyModes: [0, Infinity],
 };
 
 export interface ConditionReport {
   id: ConditionId;
   seeds: SeedMetrics[];
-  summary: Record<SummaryMetric, Summary>;
+  summary: Record<SummaryMetric, Summary> & Partial<Record<StrategyMetric, Summary>>;
 }
 
 export interface Comparison {
   a: ConditionId;
   b: ConditionId;
-  metric: SummaryMetric;
+  metric: SummaryMetric | StrategyMetric;
   difference: PairedSummary; // a − b over paired seeds
   /** Held-out success only: the difference against each panel member, paired over seeds. */
   byMember?: Record<string, PairedSummary>;
@@ -115,6 +125,21 @@ export interface RunReport {
   // the runs this report was merged from (merge-reports.ts), each on its own seeds; its timing is
   // then their sum. Absent for a report of one run.
   parts?: ReportPart[];
+  // present when this report re-scores another's stored policies (rescore.ts, `collapse-lab
+  // evaluate`): its metrics are the final evaluation of those policies under `config`
+  rescoring?: Rescoring;
+}
+
+/** What a re-scoring report re-scored: the run, its policies, and the evaluation settings changed. */
+export interface Rescoring {
+  report: string; // the report of the run that trained the policies, as named to the command
+  reportSha256: string; // its bytes' SHA-256
+  preset: string | null;
+  policies: string; // the policies folder
+  overrides: string[]; // the --set assignments, as given
+  changed: { path: string; trained: string; evaluated: string }[]; // the config leaves they changed
+  kept: string[]; // what the report keeps from the run rather than measuring again, in words
+  notes: string[]; // other ways its numbers may differ from the run's, in words
 }
 
 /** One run a merged report was made of: its seeds and its own wall time. */
@@ -196,7 +221,17 @@ export function conditionReport(id: ConditionId, seeds: SeedMetrics[]): Conditio
       ),
     ]),
   ) as Record<SummaryMetric, Summary>;
+  for (const k of STRATEGY_METRICS) {
+    const xs = strategyValues(sorted, k);
+    if (xs) (summary as ConditionReport["summary"])[k] = summarize(xs, 0.95);
+  }
   return { id, seeds: sorted, summary };
+}
+
+/** A strategy metric of every seed, or null when a seed lacks it (an older report's). */
+function strategyValues(seeds: readonly SeedMetrics[], k: StrategyMetric): number[] | null {
+  const xs = seeds.map((s) => s[k]);
+  return xs.every((x): x is number => typeof x === "number" && Number.isFinite(x)) ? xs : null;
 }
 
 /** The comparisons the paper's claims are about: every RL condition against `single`. */
@@ -216,6 +251,12 @@ export function comparisons(conditions: ConditionReport[]): Comparison[] {
         difference: pairedDifference(a, b, 0.95),
         ...(metric === "heldoutSuccess" ? heldoutDetail(c.seeds, single.seeds) : {}),
       });
+    }
+    for (const metric of ["strategyEntropy", "strategyTypeInfo"] as const) {
+      const a = strategyValues(c.seeds, metric);
+      const b = strategyValues(single.seeds, metric);
+      if (a && b && a.length === b.length)
+        out.push({ a: c.id, b: "single", metric, difference: pairedDifference(a, b, 0.95) });
     }
   }
   return out;
@@ -275,22 +316,28 @@ async function cached<T>(
   return value;
 }
 
-export async function runExperiment(
+/** Every seed's pretrained models, and where each came from. */
+export interface PretrainedModels {
+  pretrained: Map<number, PretrainedSet>;
+  pretraining: PretrainingReport[];
+  store: StoreReport;
+}
+
+/**
+ * Pretrains (or loads from `store`) the models of every seed of a config: each job is looked up in
+ * the store first, else run on the executor (kept in `cache`, so a resumed run does not redo it).
+ */
+export async function pretrainModels(
   config: ExperimentConfig,
   executor: Executor,
   opts: {
     backend: string;
-    preset?: string;
     onProgress?: (p: ExperimentProgress) => void;
     cache?: TaskCache;
-    store?: PretrainStore; // consulted before a pretraining job goes to the executor
-    microBenchmark?: MicroBenchmark; // this machine's speed, kept in the report's env
-    onNote?: (message: string) => void; // store problems as they happen, and where the models came from
-    onPolicy?: (condition: ConditionId, seed: number, policy: Checkpoint) => void; // each unit's trained policy (never in the report)
+    store?: PretrainStore;
+    onNote?: (message: string) => void;
   },
-): Promise<RunReport> {
-  const t0 = performance.now();
-  await checkLmPanel(config, opts.onNote); // a missing LM folder or an unreachable remote model fails now, not after pretraining
+): Promise<PretrainedModels> {
   const { cache, store } = opts;
   const seeds = seedsOf(config);
   const jobs = seeds.flatMap((s) => pretrainJobs(config, s));
@@ -355,6 +402,38 @@ export async function runExperiment(
   const pretrained = new Map<number, PretrainedSet>(
     seeds.map((s) => [s, assemblePretrained(config, s, results)]),
   );
+  return {
+    pretrained,
+    pretraining: seeds.map((s) => ({
+      seed: s,
+      referenceNll: pretrained.get(s)!.reference.nll,
+      policyNll: pretrained.get(s)!.basePolicy.nll,
+      models: jobs.filter((j) => j.seed === s).map((j) => sources.get(j)!),
+    })),
+    store: storeReport,
+  };
+}
+
+export async function runExperiment(
+  config: ExperimentConfig,
+  executor: Executor,
+  opts: {
+    backend: string;
+    preset?: string;
+    onProgress?: (p: ExperimentProgress) => void;
+    cache?: TaskCache;
+    store?: PretrainStore; // consulted before a pretraining job goes to the executor
+    microBenchmark?: MicroBenchmark; // this machine's speed, kept in the report's env
+    onNote?: (message: string) => void; // store problems as they happen, and where the models came from
+    onPolicy?: (condition: ConditionId, seed: number, policy: Checkpoint) => void; // each unit's trained policy (never in the report)
+  },
+): Promise<RunReport> {
+  const t0 = performance.now();
+  await checkLmPanel(config, opts.onNote); // a missing LM folder or an unreachable remote model fails now, not after pretraining
+  const { cache } = opts;
+  const seeds = seedsOf(config);
+  const models = await pretrainModels(config, executor, opts);
+  const { pretrained } = models;
   const tPretrain = performance.now();
 
   const units = config.conditions.flatMap((condition) =>
@@ -461,13 +540,8 @@ export async function runExperiment(
       referenceLines: module.referenceLines(bench),
     },
     calibration: calibrationRows,
-    pretraining: seeds.map((s) => ({
-      seed: s,
-      referenceNll: pretrained.get(s)!.reference.nll,
-      policyNll: pretrained.get(s)!.basePolicy.nll,
-      models: jobs.filter((j) => j.seed === s).map((j) => sources.get(j)!),
-    })),
-    store: storeReport,
+    pretraining: models.pretraining,
+    store: models.store,
     conditions,
     comparisons: comparisons(conditions),
     simulators: diagnostics.filter((d) => d !== null),

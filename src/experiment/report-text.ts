@@ -3,6 +3,7 @@
 import { benchmarkModule } from "../benchmarks/registry";
 import type { RunReport } from "./experiment";
 import { MIN_CLAIM_SEEDS, type Summary } from "./stats";
+import { SCOPE_MODE_MIN } from "../metrics/strategy";
 import { pct, points, pValue, seconds, table } from "../util/format";
 import { REMOTE_COUNTERS, zeroCounters, type RemoteSimulatorStats } from "../simulators/remote";
 
@@ -25,6 +26,7 @@ export function formatReport(r: RunReport): string {
     ]);
   }
   const lines = [
+    ...rescoringLines(r),
     `${r.world.benchmark} — ${r.config.seeds} seed(s), γ = ${r.config.simulator.gamma}, ${r.config.seeds > 1 ? "mean [95% Student-t interval over seeds, not cut at the metric's range]" : "one seed: means, no interval"}`,
     table(rows),
   ];
@@ -55,6 +57,7 @@ export function formatReport(r: RunReport): string {
       `* the interval excludes 0, said only with ${MIN_CLAIM_SEEDS} seeds or more (with 3, no sign pattern gives p below 0.25). The paper's diversity claim: vs, cotrain and population keep a higher policy entropy than single; ensemble's is reported, not claimed.`,
     );
   }
+  lines.push(...strategyLines(r));
   const held = diffs.filter((d) => d.metric === "heldoutSuccess" && d.byMember && d.bootstrap);
   if (held.length && r.config.seeds > 1) {
     const members = Object.keys(held[0].byMember!);
@@ -155,6 +158,87 @@ export function formatReport(r: RunReport): string {
     `wall time ${seconds(r.timing.totalMs)} (pretraining ${seconds(r.timing.pretrainMs)}${from}, training + evaluation ${seconds(r.timing.trainMs)})`,
   );
   return lines.join("\n");
+}
+
+/** What a re-scoring report re-scored (`collapse-lab evaluate`), above its table. */
+function rescoringLines(r: RunReport): string[] {
+  const x = r.rescoring;
+  if (!x) return [];
+  const changed = x.changed.length
+    ? x.changed.map((c) => `${c.path} ${c.trained} → ${c.evaluated}`).join("; ")
+    : "the run's own evaluation settings";
+  return [
+    `re-scoring of the policies of ${x.report} (${x.preset ?? "no preset"}) from ${x.policies}: ${changed}`,
+    `kept from the run, not measured again: ${x.kept.join("; ")}${x.notes.length ? `; ${x.notes.join("; ")}` : ""}`,
+    "",
+  ];
+}
+
+/** Strategy diversity with humans (the final evaluation), where the report has it. */
+function strategyLines(r: RunReport): string[] {
+  const has = r.conditions.filter((c) => c.summary.strategyEntropy && c.summary.strategyTypeInfo);
+  if (!has.length) return [];
+  const f = (s: Summary | undefined, digits: number) =>
+    !s
+      ? "–"
+      : s.n > 1
+        ? `${s.mean.toFixed(digits)} [${s.lo.toFixed(digits)}, ${s.hi.toFixed(digits)}]`
+        : s.mean.toFixed(digits);
+  const n = r.config.eval.episodes;
+  const distinct = (c: (typeof has)[number]) => {
+    const xs = c.seeds.map((s) => s.strategyDetail?.distinct ?? NaN);
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  const lines = [
+    "",
+    `strategies with humans (final evaluation; a strategy: ${benchmarkModule(r.config.benchmark).strategy.description}), in nats; modes: strategies seen ≥ ${SCOPE_MODE_MIN} times`,
+    table([
+      [
+        "condition",
+        "policy entropy / turn",
+        "strategy entropy | task",
+        "I(strategy; type | task), bias-corrected",
+        "strategy modes",
+        "distinct strategies",
+      ],
+      ...has.map((c) => [
+        c.id,
+        f(c.summary.policyEntropy, 2),
+        f(c.summary.strategyEntropy, 2),
+        f(c.summary.strategyTypeInfo, 3),
+        f(c.summary.strategyModes, 1),
+        Number.isFinite(distinct(c)) ? `${Math.round(distinct(c))} of ${n}` : "–",
+      ]),
+    ]),
+  ];
+  // plug-in entropy cannot exceed log n: with nearly every dialogue its own strategy it reads n
+  const saturated = has.filter((c) => distinct(c) > n / 2).map((c) => c.id);
+  if (saturated.length)
+    lines.push(
+      `${saturated.join(", ")}: more distinct strategies than half the ${n} dialogues, so the strategy entropy is near its ceiling (the log of the dialogues) and reads their number more than the policy; more dialogues (evaluate --set eval.episodes=…) raise the ceiling`,
+    );
+  const diffs = r.comparisons.filter(
+    (d) => d.metric === "strategyEntropy" || d.metric === "strategyTypeInfo",
+  );
+  if (diffs.length && r.config.seeds > 1) {
+    const cell = (a: string, m: string, digits: number) => {
+      const d = diffs.find((x) => x.a === a && x.metric === m)?.difference;
+      return d
+        ? `${d.mean.toFixed(digits)} [${d.lo.toFixed(digits)}, ${d.hi.toFixed(digits)}] p ${pValue(d.p)}${d.excludesZero ? " *" : ""}`
+        : "–";
+    };
+    lines.push(
+      table([
+        ["comparison", "strategy entropy | task", "I(strategy; type | task)"],
+        ...[...new Set(diffs.map((d) => d.a))].map((a) => [
+          `${a} − single`,
+          cell(a, "strategyEntropy", 2),
+          cell(a, "strategyTypeInfo", 3),
+        ]),
+      ]),
+    );
+  }
+  return lines;
 }
 
 /** The report's lines on remote panel members: how they scored and what it cost, summed over units. */

@@ -4,16 +4,17 @@
 // function of config + seed + pretrained checkpoints (and the panel's LM files, if any), so units
 // can run in parallel workers.
 import type { Benchmark, Dialogue } from "../benchmarks/types";
-import type { EngineBackend, EngineModel } from "../engine/backend";
+import type { EngineBackend, EngineModel, ModelOptions } from "../engine/backend";
 import type { Checkpoint } from "../engine/checkpoint";
 import { DEFAULT_OPTIM } from "../engine/backend";
 import { grpoUpdate, type GrpoHyper } from "../engine/grpo";
 import { Rng } from "../engine/random";
 import { distinctN, klDivergence } from "../metrics/diversity";
+import { strategyMeasures } from "../metrics/strategy";
 import { NeuralSimulator } from "../simulators/neural";
 import { Humans, type UserSimulator } from "../simulators/simulator";
 import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
-import { createOpponents } from "./conditions";
+import { createOpponents, TRAINS_ITS_SIMULATOR } from "./conditions";
 import { encode } from "../benchmarks/encode";
 import { openLmPanel } from "./lm-simulators";
 import type { RemoteSimulatorStats } from "../simulators/remote";
@@ -51,6 +52,16 @@ export interface SeedMetrics {
   referenceKLOnPolicy?: number;
   /** pass^1 … pass^k with humans over k trials of each task (benchmarks with BenchmarkModule.passK); absent otherwise. */
   humanPassK?: number[];
+  /**
+   * Strategy diversity with humans (src/metrics/strategy.ts; BenchmarkModule.strategy defines a
+   * strategy and the task): H(strategy | task), the bias-corrected I(strategy; user type | task)
+   * and the strategies seen ≥ 5 times, in nats and a count; absent in older reports.
+   */
+  strategyEntropy?: number;
+  strategyTypeInfo?: number;
+  strategyModes?: number;
+  /** The same evaluation's plug-in I(strategy; type | task) and the distinct strategies. */
+  strategyDetail?: { typeInfoPlugIn: number; distinct: number };
   /** Wall time of this unit's RL steps and of its evaluation (curve points and the final one), ms; absent in older reports. */
   timing?: { rlMs: number; evalMs: number };
   /** Remote panel members: how each scored (log-probs or sampled replies), its requests, fallbacks and unmapped replies; absent without them. */
@@ -177,6 +188,186 @@ export function rlStream(config: ExperimentConfig, condition: ConditionId): Cond
   return condition === swap[0] ? swap[1] : condition === swap[1] ? swap[0] : condition;
 }
 
+/** The held-out panel of one seed as simulators: networks collapsed to their γ, LM and remote members opened. */
+async function openPanel(
+  backend: EngineBackend,
+  bench: Benchmark,
+  config: ExperimentConfig,
+  pretrained: PretrainedSet,
+  opts: ModelOptions,
+): Promise<{
+  simulators: UserSimulator[];
+  remoteStats: () => RemoteSimulatorStats[];
+  dispose: () => Promise<void>;
+}> {
+  // LM members first: one that fails to load fails the unit before any engine model exists
+  const lmPanel = await openLmPanel(
+    bench,
+    config,
+    pretrained.panel.flatMap((m) => (!("result" in m) ? [m] : [])),
+    backend.name,
+  );
+  const owned: EngineModel[] = [];
+  const simulators = pretrained.panel.map((m) => {
+    if (!("result" in m)) return lmPanel.simulators.get(m.name)!;
+    const model = backend.createModel(m.result.checkpoint, opts);
+    owned.push(model);
+    return new NeuralSimulator(m.name, bench, model, m.gamma, true);
+  });
+  return {
+    simulators,
+    remoteStats: lmPanel.remoteStats,
+    dispose: async () => {
+      for (const m of owned) m.dispose();
+      await lmPanel.dispose();
+    },
+  };
+}
+
+/** The simulator `base` is reported against: the aligned one `single` trains on. */
+function alignedSimulator(
+  backend: EngineBackend,
+  bench: Benchmark,
+  config: ExperimentConfig,
+  pretrained: PretrainedSet,
+  opts: ModelOptions,
+  owned: { dispose(): void }[],
+): UserSimulator {
+  const model = backend.createModel(pretrained.reference.checkpoint, opts);
+  owned.push(model);
+  return new NeuralSimulator("aligned simulator", bench, model, config.simulator.gamma, true);
+}
+
+/** What the final evaluation measures of a trained policy (the rest of SeedMetrics is the training's). */
+export type FinalMetrics = Omit<
+  SeedMetrics,
+  "seed" | "trainSuccess" | "curve" | "timing" | "remoteSimulators" | "finalPolicy"
+> & {
+  trainSuccess: number | null; // null: the training simulators were not given (not kept after training)
+};
+
+/**
+ * The final evaluation of a policy, with the same draws for every condition (and for a re-scoring
+ * of a stored policy, src/experiment/rescore.ts): humans, each panel member, the training
+ * simulators, then dialogues kept for reading, the reference's KL on the policy's states, pass^k
+ * and the strategy measures. Without `trainSims` their success and samples are left out, and the
+ * draws after them (pass^k) differ from a run's.
+ */
+export async function finalEvaluation(e: {
+  backend: EngineBackend;
+  bench: Benchmark;
+  config: ExperimentConfig;
+  pretrained: PretrainedSet;
+  opts: ModelOptions;
+  policy: EngineModel;
+  panel: UserSimulator[];
+  trainSims: (() => UserSimulator[]) | null;
+}): Promise<FinalMetrics> {
+  const { backend, bench, config, pretrained, opts, policy } = e;
+  const cap = opts.capacity;
+  const T = config.rl.temperature;
+  const humans = new Humans(bench);
+  const finalRng = Rng.seed(pretrained.seed).fork(200).fork(1); // runUnit's evalRng.fork(1)
+  const human = await evaluate(bench, policy, humans, config.eval.episodes, finalRng, T, cap);
+  const heldoutByMember: Record<string, number> = {};
+  for (const sim of e.panel)
+    heldoutByMember[sim.name] = (
+      await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)
+    ).outcome.success;
+  let trainSuccess: number | null = null;
+  let trainPlay: Awaited<ReturnType<typeof evaluate>> | null = null;
+  if (e.trainSims) {
+    // successAgainst's split: the n dialogues are shared among a population's simulators
+    const sims = e.trainSims();
+    const each = Math.max(8, Math.round(config.eval.episodes / sims.length));
+    const xs: number[] = [];
+    for (const sim of sims)
+      xs.push((await evaluate(bench, policy, sim, each, finalRng, T, cap)).outcome.success);
+    trainSuccess = mean(xs);
+    trainPlay = await evaluate(
+      bench,
+      policy,
+      e.trainSims()[0],
+      SAMPLES_PER_OPPONENT,
+      finalRng.fork(7),
+      T,
+      cap,
+    );
+  }
+  const referenceKLOnPolicy = await klOnStates(
+    bench,
+    backend.createModel(pretrained.reference.checkpoint, opts),
+    human.played.dialogues,
+  );
+  const sample = (
+    opponent: DialogueSample["opponent"],
+    p: Awaited<ReturnType<typeof evaluate>>["played"],
+  ): DialogueSample[] =>
+    p.dialogues.slice(0, SAMPLES_PER_OPPONENT).map((d, i) => ({
+      opponent,
+      card: d.card,
+      type: p.personas[i].type,
+      acts: d.acts,
+      ...(d.hidden ? { hidden: d.hidden } : {}),
+      reward: bench.reward(d),
+      success: bench.success(d),
+    }));
+  const agentSeqs = human.played.dialogues.map((d) =>
+    d.acts.filter(
+      (_, i) =>
+        bench.turn({ card: d.card, acts: d.acts.slice(0, i), hidden: d.hidden }) === "agent",
+    ),
+  );
+  const module = benchmarkModule(config.benchmark);
+  const trials = module.passK;
+  const humanPassK = trials
+    ? await passKWithHumans(
+        bench,
+        policy,
+        humans,
+        Math.max(1, Math.floor(config.eval.episodes / trials)),
+        trials,
+        finalRng.fork(11),
+        T,
+        cap,
+      )
+    : undefined;
+  const histogram: Record<string, number> = {};
+  const allActs = agentSeqs.flat();
+  for (const a of allActs)
+    histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;
+  const strategies = strategyMeasures(
+    human.played.dialogues.map((d, i) => ({
+      strategy: module.strategy.signature(bench, d),
+      task: module.strategy.task(bench, d),
+      type: human.played.personas[i].type,
+    })),
+  );
+  return {
+    trainSuccess,
+    heldoutSuccess: mean(Object.values(heldoutByMember)),
+    humanSuccess: human.outcome.success,
+    humanReward: human.outcome.reward,
+    policyEntropy: human.outcome.entropy,
+    distinct2: distinctN(agentSeqs, 2),
+    heldoutByMember,
+    strategyHistogram: histogram,
+    samples: [
+      ...sample("humans", human.played),
+      ...(trainPlay ? sample("train", trainPlay.played) : []),
+    ],
+    referenceKLOnPolicy,
+    ...(humanPassK ? { humanPassK } : {}),
+    strategyEntropy: strategies.entropy,
+    strategyTypeInfo: strategies.typeInformation,
+    strategyModes: strategies.modes,
+    strategyDetail: {
+      typeInfoPlugIn: strategies.typeInformationPlugIn,
+      distinct: strategies.distinct,
+    },
+  };
+}
+
 /** Trains and evaluates one condition for one seed. */
 export async function runUnit(
   backend: EngineBackend,
@@ -195,37 +386,18 @@ export async function runUnit(
   const evalRng = Rng.seed(seed).fork(200); // the same evaluation draws for every condition
   const T = config.rl.temperature;
   const humans = new Humans(bench);
-  // LM members first: one that fails to load fails the unit before any engine model exists
-  const lmPanel = await openLmPanel(
-    bench,
-    config,
-    pretrained.panel.flatMap((m) => (!("result" in m) ? [m] : [])),
-    backend.name,
-  );
+  const openedPanel = await openPanel(backend, bench, config, pretrained, opts);
+  const panel = openedPanel.simulators;
   const owned = [] as { dispose(): void }[];
   const policy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
   const basePolicy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
   owned.push(policy, basePolicy);
-  const panel: UserSimulator[] = pretrained.panel.map((m) => {
-    if (!("result" in m)) return lmPanel.simulators.get(m.name)!;
-    const model = backend.createModel(m.result.checkpoint, opts);
-    owned.push(model);
-    return new NeuralSimulator(m.name, bench, model, m.gamma, true);
-  });
   const opponents = createOpponents(condition, { backend, bench, config, pretrained, opts });
   // `base` is reported against the simulator `single` trains on
   const trainSims = opponents
     ? () => opponents.evaluationSimulators()
     : (() => {
-        const model = backend.createModel(pretrained.reference.checkpoint, opts);
-        owned.push(model);
-        const sim = new NeuralSimulator(
-          "aligned simulator",
-          bench,
-          model,
-          config.simulator.gamma,
-          true,
-        );
+        const sim = alignedSimulator(backend, bench, config, pretrained, opts, owned);
         return () => [sim];
       })();
 
@@ -314,81 +486,24 @@ export async function runUnit(
 
     // final evaluation, with the same draws for every condition
     const tEval = performance.now();
-    const finalRng = evalRng.fork(1);
-    const human = await evaluate(bench, policy, humans, config.eval.episodes, finalRng, T, cap);
-    const heldoutByMember: Record<string, number> = {};
-    for (const sim of panel)
-      heldoutByMember[sim.name] = (
-        await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)
-      ).outcome.success;
-    const trainSuccess = await successAgainst(trainSims(), config.eval.episodes, finalRng, true);
-    const trainPlay = await evaluate(
+    const final = await finalEvaluation({
+      backend,
       bench,
+      config,
+      pretrained,
+      opts,
       policy,
-      trainSims()[0],
-      SAMPLES_PER_OPPONENT,
-      finalRng.fork(7),
-      T,
-      cap,
-    );
-    const referenceKLOnPolicy = await klOnStates(
-      bench,
-      backend.createModel(pretrained.reference.checkpoint, opts),
-      human.played.dialogues,
-    );
-    const sample = (
-      opponent: DialogueSample["opponent"],
-      p: Awaited<ReturnType<typeof evaluate>>["played"],
-    ): DialogueSample[] =>
-      p.dialogues.slice(0, SAMPLES_PER_OPPONENT).map((d, i) => ({
-        opponent,
-        card: d.card,
-        type: p.personas[i].type,
-        acts: d.acts,
-        ...(d.hidden ? { hidden: d.hidden } : {}),
-        reward: bench.reward(d),
-        success: bench.success(d),
-      }));
-    const agentSeqs = human.played.dialogues.map((d) =>
-      d.acts.filter(
-        (_, i) =>
-          bench.turn({ card: d.card, acts: d.acts.slice(0, i), hidden: d.hidden }) === "agent",
-      ),
-    );
-    const trials = benchmarkModule(config.benchmark).passK;
-    const humanPassK = trials
-      ? await passKWithHumans(
-          bench,
-          policy,
-          humans,
-          Math.max(1, Math.floor(config.eval.episodes / trials)),
-          trials,
-          finalRng.fork(11),
-          T,
-          cap,
-        )
-      : undefined;
-    const histogram: Record<string, number> = {};
-    const allActs = agentSeqs.flat();
-    for (const a of allActs)
-      histogram[bench.acts[a].name] = (histogram[bench.acts[a].name] ?? 0) + 1 / allActs.length;
+      panel,
+      trainSims,
+    });
     timing.evalMs += performance.now() - tEval;
     const { format, config: modelConfig, tensors } = await policy.checkpoint();
-    const remoteStats = [...lmPanel.remoteStats(), ...(opponents?.remoteStats?.() ?? [])];
+    const remoteStats = [...openedPanel.remoteStats(), ...(opponents?.remoteStats?.() ?? [])];
     return {
       seed,
-      trainSuccess,
-      heldoutSuccess: mean(Object.values(heldoutByMember)),
-      humanSuccess: human.outcome.success,
-      humanReward: human.outcome.reward,
-      policyEntropy: human.outcome.entropy,
-      distinct2: distinctN(agentSeqs, 2),
-      heldoutByMember,
-      strategyHistogram: histogram,
+      ...final,
+      trainSuccess: final.trainSuccess!,
       curve,
-      samples: [...sample("humans", human.played), ...sample("train", trainPlay.played)],
-      referenceKLOnPolicy,
-      ...(humanPassK ? { humanPassK } : {}),
       timing,
       ...(remoteStats.length ? { remoteSimulators: remoteStats } : {}),
       finalPolicy: { format, config: modelConfig, tensors },
@@ -396,6 +511,63 @@ export async function runUnit(
   } finally {
     opponents?.dispose();
     for (const m of owned) m.dispose();
-    await lmPanel.dispose();
+    await openedPanel.dispose();
+  }
+}
+
+/**
+ * The final evaluation of a stored trained policy (a re-scoring, src/experiment/rescore.ts): the
+ * same code as a run's, against this config's panel. The training simulators of `cotrain` and
+ * `population` are trained with the policy and not kept, so their success is left out (null).
+ */
+export async function rescoreUnit(
+  backend: EngineBackend,
+  config: ExperimentConfig,
+  pretrained: PretrainedSet,
+  condition: ConditionId,
+  trained: Checkpoint,
+): Promise<
+  FinalMetrics & { seed: number; evalMs: number; remoteSimulators?: RemoteSimulatorStats[] }
+> {
+  const t0 = performance.now();
+  const bench = benchmarkFor(config);
+  const opts = modelOptions(bench, config);
+  const openedPanel = await openPanel(backend, bench, config, pretrained, opts);
+  const owned: { dispose(): void }[] = [];
+  const policy = backend.createModel(trained, opts);
+  owned.push(policy);
+  const opponents = TRAINS_ITS_SIMULATOR.has(condition)
+    ? null
+    : createOpponents(condition, { backend, bench, config, pretrained, opts });
+  try {
+    const trainSims = TRAINS_ITS_SIMULATOR.has(condition)
+      ? null
+      : opponents
+        ? () => opponents.evaluationSimulators()
+        : (() => {
+            const sim = alignedSimulator(backend, bench, config, pretrained, opts, owned);
+            return () => [sim];
+          })();
+    const final = await finalEvaluation({
+      backend,
+      bench,
+      config,
+      pretrained,
+      opts,
+      policy,
+      panel: openedPanel.simulators,
+      trainSims,
+    });
+    const remoteStats = [...openedPanel.remoteStats(), ...(opponents?.remoteStats?.() ?? [])];
+    return {
+      seed: pretrained.seed,
+      ...final,
+      evalMs: performance.now() - t0,
+      ...(remoteStats.length ? { remoteSimulators: remoteStats } : {}),
+    };
+  } finally {
+    opponents?.dispose();
+    for (const m of owned) m.dispose();
+    await openedPanel.dispose();
   }
 }

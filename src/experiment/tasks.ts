@@ -2,6 +2,7 @@
 // worker (Node worker_threads in the CLI, web workers in the app). Each is deterministic given
 // its inputs, so where it runs never changes the numbers.
 import type { EngineBackend } from "../engine/backend";
+import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId, ExperimentConfig } from "./config";
 import { diagnose, type DiagnosticsReport } from "./diagnostics";
 import {
@@ -10,18 +11,29 @@ import {
   type PretrainJob,
   type PretrainResult,
 } from "./pretrain";
-import { runUnit, type SeedMetrics, type UnitProgress } from "./runner";
+import { rescoreUnit, runUnit, type SeedMetrics, type UnitProgress } from "./runner";
 
 export type Task =
   | { kind: "pretrain"; config: ExperimentConfig; job: PretrainJob }
   | { kind: "unit"; config: ExperimentConfig; pretrained: PretrainedSet; condition: ConditionId }
-  | { kind: "diagnose"; config: ExperimentConfig; pretrained: PretrainedSet };
+  | { kind: "diagnose"; config: ExperimentConfig; pretrained: PretrainedSet }
+  | {
+      kind: "rescore"; // the final evaluation of a stored trained policy (rescore.ts)
+      config: ExperimentConfig;
+      pretrained: PretrainedSet;
+      condition: ConditionId;
+      policy: Checkpoint;
+    };
+
+export type RescoreResult = Awaited<ReturnType<typeof rescoreUnit>>;
 
 export type TaskResult<T extends Task> = T extends { kind: "pretrain" }
   ? PretrainResult
   : T extends { kind: "unit" }
     ? SeedMetrics
-    : DiagnosticsReport;
+    : T extends { kind: "rescore" }
+      ? RescoreResult
+      : DiagnosticsReport;
 
 export async function executeTask(
   backend: EngineBackend,
@@ -29,7 +41,7 @@ export async function executeTask(
   onProgress?: (p: UnitProgress) => void,
   signal?: AbortSignal,
   gate?: () => Promise<void>,
-): Promise<PretrainResult | SeedMetrics | DiagnosticsReport> {
+): Promise<PretrainResult | SeedMetrics | DiagnosticsReport | RescoreResult> {
   switch (task.kind) {
     case "pretrain":
       return runPretrainJob(backend, task.config, task.job);
@@ -45,6 +57,8 @@ export async function executeTask(
       );
     case "diagnose":
       return diagnose(backend, task.config, task.pretrained);
+    case "rescore":
+      return rescoreUnit(backend, task.config, task.pretrained, task.condition, task.policy);
   }
 }
 

@@ -115,7 +115,7 @@ describe("recorded reports read by today's statistics", () => {
       for (const [i, c] of report.conditions.entries()) {
         expect(c.seeds).toEqual(raw.conditions[i].seeds);
         for (const [key, s] of Object.entries(c.summary)) {
-          const old = raw.conditions[i].summary[key as keyof typeof c.summary];
+          const old = raw.conditions[i].summary[key as keyof typeof c.summary]!;
           expect(s.mean, `${c.id} ${key}`).toBeCloseTo(old.mean, 12);
           // a restated interval contains the one written (which may have been cut at the range)
           if (c.seeds.length > 1 && Number.isFinite(s.lo)) {

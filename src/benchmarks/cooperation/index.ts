@@ -3,12 +3,14 @@
 import { z } from "zod";
 import { pct } from "../../util/format";
 import {
+  agentActSet,
   ensembleFamilies,
   heldOutPanel,
   modalType,
   monteCarloSuccess,
   narrowTo,
   oncePerBenchmark,
+  openingActs,
   worldParams,
 } from "../scaffold";
 import type { BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
@@ -194,6 +196,12 @@ export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> =
   calibration: (bench, _corpus, rng) => calibrate(asCooperation(bench), rng),
   referenceLines,
   probeStates: PROBE_STATES,
+  strategy: {
+    task: openingActs, // the task act: the agent's own plan
+    signature: agentActSet,
+    description:
+      "the set of the agent's acts (plans, claims, messages, edits); given its task (its plan)",
+  },
   adaptiveProbe(b) {
     const act = adaptiveAgent(asCooperation(b).params.maxExchanges);
     return {

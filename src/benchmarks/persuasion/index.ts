@@ -4,7 +4,7 @@
 // diagnostics, and outcomes.
 import { z } from "zod";
 import { benchmarkLm } from "../lm-scaffold";
-import { ensembleFamilies, heldOutPanel } from "../scaffold";
+import { agentActSet, ensembleFamilies, heldOutPanel } from "../scaffold";
 import type { Benchmark, BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
 import { adaptOncePersuader, ceilings, type Ceilings } from "./ceilings";
 import { compareDonations, parseDonation } from "./lm-measures";
@@ -140,6 +140,11 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
     p4gCalibration(population(bench), corpus.persuaderStyle, rng),
   referenceLines: (bench) => ceilingLines(ceilings(population(bench))),
   probeStates: PROBE_STATES,
+  strategy: {
+    task: () => "", // the persuader is given nothing at the start (the card is the simulator's)
+    signature: agentActSet,
+    description: "the set of the persuader's acts (which strategies it used); no task",
+  },
   adaptiveProbe(bench) {
     const p = adaptOncePersuader(population(bench));
     return {

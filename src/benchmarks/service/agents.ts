@@ -238,6 +238,33 @@ export function modalScript(
   };
 }
 
+/**
+ * The modal script with its blind fixes in random order: where the script instructs the next
+ * likely fault's fix, it instructs any fix it has still to give, uniformly. It has the script's
+ * strategy (the same acts) and a high per-turn entropy: randomness that changes nothing. Returns
+ * the acts it draws among at a state (one where it does not draw).
+ */
+export function shuffledScriptChoices(
+  faultPrior: number[][][],
+  maxExchanges: number,
+): (d: Dialogue) => number[] {
+  const script = modalScript(faultPrior, maxExchanges);
+  return (d) => {
+    const act = script(d);
+    const n = notes(d, maxExchanges);
+    if (n.failedStep >= 0) return [act]; // a step asked again is not a blind fix
+    const instructed = new Set(d.acts.map(stepOf).filter((k) => k >= 0));
+    const blind = new Set(
+      candidates(faultPrior, n.intent)
+        .filter((c) => n.screen[c] !== 0)
+        .map((c) => firstStep(c, 1))
+        .filter((k) => !instructed.has(k))
+        .map((k) => DO[k]),
+    );
+    return blind.has(act) ? [...blind] : [act];
+  };
+}
+
 /** The gold plan (τ²'s "agent given the plan"): told the faults, it instructs exactly the needed steps (account first, one restart last), asks again what did not happen, confirms, and transfers what cannot be fixed. */
 export function goldAgent(maxExchanges: number): (d: Dialogue) => number {
   return (d) => {

@@ -5,11 +5,13 @@ import { z } from "zod";
 import { pct } from "../../util/format";
 import { benchmarkLm } from "../lm-scaffold";
 import {
+  agentActSet,
   heldOutPanel,
   modalType,
   monteCarloSuccess,
   narrowTo,
   oncePerBenchmark,
+  openingActs,
   worldParams,
 } from "../scaffold";
 import type { BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
@@ -218,6 +220,12 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
   calibration: (bench, _corpus, rng) => calibrate(asService(bench), rng),
   referenceLines,
   probeStates: PROBE_STATES,
+  strategy: {
+    task: openingActs, // the ticket: the customer's intent
+    signature: agentActSet,
+    description:
+      "the set of the agent's acts (which screens it checked, which fixes and account steps, reassured, confirmed, transferred); given the intent (the ticket)",
+  },
   adaptiveProbe(b) {
     const bench = asService(b);
     const act = carefulAgent(bench.params.faultPrior, bench.params.maxExchanges);

@@ -36,6 +36,8 @@ export function taskLabel(task: Task): string {
       return `unit ${task.condition} seed ${task.pretrained.seed}`;
     case "diagnose":
       return `diagnose seed ${task.pretrained.seed}`;
+    case "rescore":
+      return `rescore ${task.condition} seed ${task.pretrained.seed}`;
   }
 }
 
