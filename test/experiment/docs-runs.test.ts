@@ -19,6 +19,7 @@ interface Entry {
   seedBase: number;
   set: string[];
   policies?: string;
+  rescores?: string; // a re-scoring (collapse-lab evaluate) of this recorded report's policies
 }
 const index = JSON.parse(readFileSync(join(RUNS, "index.json"), "utf8")) as { runs: Entry[] };
 
@@ -54,6 +55,10 @@ describe("docs/runs", () => {
       expect(report.config).toEqual(named);
       const seeds = Array.from({ length: entry.seeds }, (_, i) => entry.seedBase + i);
       for (const c of report.conditions) expect(c.seeds.map((s) => s.seed)).toEqual(seeds);
+      if (entry.rescores)
+        expect((report as { rescoring?: { report?: string } }).rescoring?.report).toBe(
+          entry.rescores,
+        );
       if (entry.policies) {
         const policies = join(RUNS, entry.policies);
         const files = JSON.parse(readFileSync(join(policies, "index.json"), "utf8")) as unknown;
