@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext, Page } from "playwright";
 import { build, preview, type PreviewServer } from "vite";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { launchProfile, SLOW_PAGE_MS } from "./harness";
@@ -214,17 +214,41 @@ describe("the built app offline after one visit", () => {
   );
 
   it(
-    "works in a sub-folder of the host",
+    "works in a sub-folder of the host, and offers a new version when one is deployed",
     async () => {
       const { server, url } = await serve("/courses/rl-2026/lab/");
-      const { context, page } = await browse("profile-sub");
+      const { context, page, errors } = await browse("profile-sub");
       try {
         await page.goto(new URL("./?backend=wasm", url).href); // no WebGPU timing: not this test's subject
         const cached = await savedForOffline(page);
         expect(cached).toContain("/courses/rl-2026/lab/recorded/persuasion-paper.json");
+
+        // a new version on the host (the page changed: its revision in sw.js, same length)
+        const sw = join(outDir, "sw.js");
+        const old = readFileSync(sw, "utf8");
+        const [, revision] = /\{url:"index\.html",revision:"([0-9a-f]+)"\}/.exec(old)!;
+        const changed = [...revision].reverse().join("");
+        expect(changed).not.toBe(revision);
+        writeFileSync(sw, old.replace(revision, changed));
+        await page.reload();
+        await page.getByTestId("offline-update").waitFor();
+        await page.getByRole("button", { name: "Reload" }).click(); // the new version takes over, and the page reloads
+        await page.waitForFunction(
+          async () => {
+            const r = await navigator.serviceWorker.getRegistration();
+            return (
+              !!r?.active && !r.waiting && !document.querySelector('[data-testid="offline-update"]')
+            );
+          },
+          undefined,
+          { polling: 500 },
+        );
+        await showsRecording(page);
+
         await goOffline(context, server);
         await page.goto(new URL("./?preset=persuasion-paper&backend=wasm#experiment", url).href);
         await showsRecording(page);
+        expect(errors).toEqual([]);
       } finally {
         await context.close();
         await server.close().catch(() => {});
