@@ -114,6 +114,8 @@ export interface FakeHostOptions {
   missing?: string[];
   /** Hold every load until it is aborted. */
   hang?: boolean;
+  /** The app's own copy of the default embedder, where the host serves one. */
+  localEmbedder?: ModelSource;
 }
 
 /** A host whose loads report two files each and hand back the fake with the requested id. */
@@ -173,6 +175,10 @@ export class FakeHost implements LmLabHost {
       base: { id: "tiny-gpt2-base", files: {} },
       embedder: { id: "tiny-bert", files: {} },
     };
+  }
+
+  async localEmbedder(): Promise<ModelSource | null> {
+    return this.opts.localEmbedder ?? null;
   }
 
   reset(): void {

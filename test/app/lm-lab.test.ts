@@ -10,6 +10,7 @@ import { LmLabState } from "../../src/app/state/lm.svelte";
 import { LM_CARDS, LM_STATES, labDialogue } from "../../src/app/lib/lm-benchmarks";
 import { describeLoadError } from "../../src/app/lib/lm-errors";
 import { DEFAULT_MODEL_IDS } from "../../src/lm/models";
+import { offlineEmbedderSource } from "../../src/lm/offline-embedder";
 import { firstLine } from "../../src/lm/gamma-run";
 import {
   baseContinuation,
@@ -116,6 +117,33 @@ describe("loading", () => {
       ["fake-embedder", "/models/", "wasm"],
     ]);
     expect(lab.loaded.base).toBeUndefined();
+  });
+
+  it("the default embedder loads from the app's own copy where one is served; another, or none, as picked", async () => {
+    const copy = offlineEmbedderSource("/app/models/");
+    const models = [collapsedLm(), new FakeEmbedder(copy.id), new FakeEmbedder("my-embedder")];
+    const served = new FakeHost({ models, localEmbedder: copy });
+    const lab = new LmLabState(served);
+    lab.ids = { instruct: "fake-instruct", base: "", embedder: DEFAULT_MODEL_IDS.embedder };
+    expect(await lab.load()).toBe(true);
+    expect(served.sources.map((s) => s.src)).toEqual([{ id: "fake-instruct" }, copy]);
+    expect(copy).toMatchObject({
+      localModelPath: "/app/models/",
+      allowRemote: false,
+    });
+    expect(lab.localEmbedder).toEqual(copy);
+    lab.ids.embedder = "my-embedder";
+    expect(await lab.load()).toBe(true);
+    expect(served.sources.at(-1)!.src).toEqual({ id: "my-embedder" });
+
+    const none = new FakeHost({
+      models: [collapsedLm(), new FakeEmbedder(DEFAULT_MODEL_IDS.embedder)],
+    });
+    const hub = new LmLabState(none);
+    hub.ids = { instruct: "fake-instruct", base: "", embedder: DEFAULT_MODEL_IDS.embedder };
+    expect(await hub.load()).toBe(true);
+    expect(none.sources.at(-1)!.src).toEqual({ id: DEFAULT_MODEL_IDS.embedder });
+    expect(hub.localEmbedder).toBeNull();
   });
 
   it("the tiny test models come from the host's in-page builder", async () => {

@@ -33,6 +33,9 @@ export async function launchProfile(
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_ARGS,
+    // the built app's service worker precaches tens of MB in the background; only the offline
+    // tests, which are about it, let it in
+    serviceWorkers: "block",
     ...options,
   });
   context.setDefaultNavigationTimeout(SLOW_PAGE_MS);

@@ -43,6 +43,7 @@ async function openPlayer(name: string, width: number): Promise<{ page: Page; er
   const context = await launchProfile(join(tmp, `profile-${name}`), {
     viewport: { width, height: 900 },
     acceptDownloads: true,
+    serviceWorkers: "block", // a test routes the policies' requests, which a service worker would answer first
   });
   contexts.push(context);
   context.setDefaultTimeout(SLOW_PAGE_MS);

@@ -79,4 +79,6 @@ export interface LmLabHost {
   webGpuNote?(): Promise<string | null>;
   /** A model on an OpenAI-compatible server, probed; rejects with a typed remote error. */
   connectEndpoint?(spec: EndpointSpec, signal: AbortSignal): Promise<LabLanguageModel>;
+  /** The app's own copy of the default embedder (lm/offline-embedder.ts) where it is served, else null. */
+  localEmbedder?(): Promise<ModelSource | null>;
 }

@@ -15,6 +15,11 @@ import {
 import { LmCancelledError } from "../../lm/errors";
 import { detectWebGPU } from "../../engine/backends";
 import type { LoadProgress, ModelSource } from "../../lm/backend";
+import {
+  MODELS_FOLDER,
+  OFFLINE_EMBEDDER_ID,
+  offlineEmbedderSource,
+} from "../../lm/offline-embedder";
 import type { LoadedModel } from "../../lm/lm-service";
 import type {
   EndpointSpec,
@@ -27,6 +32,17 @@ import type {
 
 /** Tiny models' context: room for the longest VS prompt (≈1,000 byte-level tokens) and its reply. */
 const TINY_CONTEXT = 2048;
+
+/**
+ * A local folder as the page reads it ("models/" beside the app), as a path from the origin: the
+ * worker would resolve a relative one against its own script's URL, and transformers.js looks for
+ * a tokenizer only in folders that are not full URLs.
+ */
+function pageRelative(src: ModelSource): ModelSource {
+  if (src.localModelPath === undefined) return src;
+  const url = new URL(src.localModelPath, document.baseURI);
+  return { ...src, localModelPath: url.origin === location.origin ? url.pathname : url.href };
+}
 
 export class WorkerLmHost implements LmLabHost {
   #handle: LmWorkerHandle | null = null;
@@ -62,14 +78,16 @@ export class WorkerLmHost implements LmLabHost {
     });
   }
 
-  async loadLanguageModel(src: ModelSource, call: LoadCall): Promise<LabLanguageModel> {
+  async loadLanguageModel(picked: ModelSource, call: LoadCall): Promise<LabLanguageModel> {
+    const src = pageRelative(picked);
     const { w, loaded } = await this.#load(src, call, (w, jobId, p) =>
       w.api.loadLanguageModel(src, { device: call.device, jobId }, p),
     );
     return new RemoteLanguageModel(w.api, loaded.handle, loaded.info);
   }
 
-  async loadEmbeddingModel(src: ModelSource, call: LoadCall): Promise<LabEmbeddingModel> {
+  async loadEmbeddingModel(picked: ModelSource, call: LoadCall): Promise<LabEmbeddingModel> {
+    const src = pageRelative(picked);
     const { w, loaded } = await this.#load(src, call, (w, jobId, p) =>
       w.api.loadEmbeddingModel(src, { device: call.device, jobId }, p),
     );
@@ -106,6 +124,19 @@ export class WorkerLmHost implements LmLabHost {
   async connectEndpoint(spec: EndpointSpec, signal: AbortSignal): Promise<LabLanguageModel> {
     const { connectEndpoint } = await import("./lm-endpoint");
     return connectEndpoint(spec, signal);
+  }
+
+  /** The embedder copy beside the app (models/, scripts/offline-embedder.sh), found by its config.json. */
+  async localEmbedder(): Promise<ModelSource | null> {
+    const root = new URL(MODELS_FOLDER, document.baseURI);
+    try {
+      const res = await fetch(new URL(`${OFFLINE_EMBEDDER_ID}/config.json`, root));
+      // a static host (and Vite's dev server) may answer a missing file with the app's page
+      if (!res.ok || res.headers.get("content-type")?.includes("text/html")) return null;
+      return offlineEmbedderSource(root.pathname);
+    } catch {
+      return null; // offline and never cached: the hub's is asked for, and says it is offline
+    }
   }
 
   reset(): void {

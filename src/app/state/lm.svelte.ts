@@ -13,6 +13,7 @@ import type { DeviceRequest, LoadProgress, ModelSource } from "../../lm/backend"
 import type { OutcomeComparison } from "../../benchmarks/types";
 import { LmCancelledError } from "../../lm/errors";
 import { DEFAULT_MODEL_IDS } from "../../lm/models";
+import { isDefaultEmbedder } from "../../lm/offline-embedder";
 import { printable } from "../../remote/printable";
 import type { VsTextSelection } from "../../lm/vs-parse";
 import {
@@ -184,6 +185,8 @@ export class LmLabState {
   cancelling = $state(false);
   /** A caveat about WebGPU here (see LmLabHost.webGpuNote). */
   gpuNote = $state.raw<string | null>(null);
+  /** The app's own copy of the default embedder, loaded instead of the hub's (see LmLabHost.localEmbedder). */
+  localEmbedder = $state.raw<ModelSource | null>(null);
 
   readonly busy = $derived(this.job !== null);
   /** The chosen benchmark's module, lm part and world. */
@@ -301,6 +304,18 @@ export class LmLabState {
     this.gpuNote = (await this.host.webGpuNote?.().catch(() => null)) ?? null;
   }
 
+  /** Asks the host whether the app serves its own copy of the default embedder (for the model panel's note). */
+  async checkLocalEmbedder(): Promise<void> {
+    this.localEmbedder = (await this.host.localEmbedder?.().catch(() => null)) ?? null;
+  }
+
+  /** Where the embedder loads from: the app's own copy when the default is asked for and it is served. */
+  async #embedderSource(picked: ModelSource): Promise<ModelSource> {
+    if (!isDefaultEmbedder(picked.id)) return picked;
+    await this.checkLocalEmbedder();
+    return this.localEmbedder ?? picked;
+  }
+
   /** Drops every model (e.g. when the page's owner goes away). */
   dispose(): void {
     this.cancel();
@@ -411,12 +426,13 @@ export class LmLabState {
           this.#step();
           continue;
         }
-        // an endpoint's embedder comes from the hub
-        const src: ModelSource = tiny
+        // an endpoint's embedder comes from the hub; the default one from the app's copy where it serves one
+        const picked: ModelSource = tiny
           ? tiny[role]
           : source === "local"
             ? { id: this.ids[role].trim(), localModelPath: this.localPath.trim() }
             : { id: this.ids[role].trim() };
+        const src = !tiny && role === "embedder" ? await this.#embedderSource(picked) : picked;
         current = src;
         this.#label(`Loading the ${ROLE_WORDS[role]} (${src.id})`);
         const call: LoadCall = {
