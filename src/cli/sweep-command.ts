@@ -10,7 +10,12 @@ import { Option, type Command } from "commander";
 import { benchmarkFor } from "../benchmarks/registry";
 import { microBenchmark, type MicroBenchmark } from "../engine/micro-benchmark";
 import { ConfigError, type ExperimentConfig } from "../experiment/config";
-import { runExperiment, type ExperimentProgress, type RunReport } from "../experiment/experiment";
+import {
+  runExperiment,
+  type ExperimentProgress,
+  type RunReport,
+  type TaskCache,
+} from "../experiment/experiment";
 import { NodeWorkerExecutor } from "../experiment/node-executor";
 import {
   autoPrune,
@@ -56,6 +61,9 @@ interface SweepOptions {
   fresh?: boolean;
   quiet?: boolean;
 }
+
+/** Keeps nothing: a point's own cache when the run cache is off. */
+const NO_CACHE: TaskCache = { get: async () => undefined, put: async () => {} };
 
 /** Counts the tasks that reach the workers, so the sweep can say how many models it pretrained. */
 class CountingExecutor implements Executor {
@@ -208,6 +216,7 @@ export function registerSweepCommand(
           }, 1000);
           const before = executor.counts.pretrain;
           let reused = 0;
+          // without the run cache (COLLAPSE_LAB_CACHE=off) the points still share pretraining, in memory
           const own = caches.get(p.name);
           const report = await runExperiment(p.config, executor, {
             backend: opts.backend,
@@ -215,7 +224,7 @@ export function registerSweepCommand(
             microBenchmark: speed,
             onProgress: progress,
             store,
-            cache: own ? sharePretraining(own, shared, () => reused++) : undefined,
+            cache: sharePretraining(own ?? NO_CACHE, shared, () => reused++),
             onNote: (m) => (m.startsWith("pretraining:") ? log(`${tag} ${m}`) : warn(m)),
           });
           progress.flush();

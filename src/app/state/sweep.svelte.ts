@@ -136,8 +136,12 @@ export class SweepState {
    */
   async run(exp: ExperimentState, grid: SweepAxis[]): Promise<void> {
     if (this.running || exp.busy) return;
+    const shown = $state.snapshot(exp.url) as UrlState;
+    // the swept settings replace the page's own values of them
+    const swept = new Set(grid.map((a) => a.path));
     const url: UrlState = {
-      ...($state.snapshot(exp.url) as UrlState),
+      ...shown,
+      sets: shown.sets.filter((s) => !swept.has(s.slice(0, s.indexOf("=")))),
       page: "experiment",
       embed: undefined,
       sweep: undefined,
@@ -218,6 +222,8 @@ export class SweepState {
       this.show(record.id);
     } finally {
       this.running = null;
+      // the Experiment page goes back to the sweep's experiment (it shows the last point's run)
+      if (!exp.busy) exp.setUrl({ ...url, page: exp.url.page, sweep: exp.url.sweep }, exp.problems);
       await this.refresh();
     }
   }
