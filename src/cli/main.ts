@@ -47,6 +47,7 @@ import { formatReport } from "../experiment/report-text";
 import { configFromOptions } from "./config-options";
 import { registerRayCommands } from "./ray-commands";
 import { registerEvaluateCommand } from "./evaluate-command";
+import { registerSweepCommand } from "./sweep-command";
 import { encodePolicies, mergePolicies, parsePoliciesIndex } from "../experiment/policies";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId } from "../experiment/config";
@@ -490,6 +491,7 @@ cacheCommand
 registerRemoteCommands(program, { integer, collect, usageError });
 registerRayCommands(program, { integer, collect, usageError });
 registerEvaluateCommand(program, { integer, collect, usageError });
+registerSweepCommand(program, { integer, collect, usageError });
 
 /** A policies folder is replaced whole; one that holds other files than policies is refused. */
 function checkPoliciesFolder(dir: string): void {

@@ -300,6 +300,12 @@ export interface TaskCache {
   put(key: string, value: unknown): Promise<void>;
 }
 
+/**
+ * A pretraining task's key in a TaskCache: its job's store key, which names everything the model
+ * depends on, so a kept model may stand in wherever that key recurs (another config of a sweep).
+ */
+export const pretrainTaskKey = (storeKey: string) => `pretrain:${storeKey}`;
+
 async function cached<T>(
   cache: TaskCache | undefined,
   key: string,
@@ -366,7 +372,7 @@ export async function pretrainModels(
           ? found.result
           : await cached(
               cache,
-              `pretrain:${JSON.stringify(job)}`,
+              pretrainTaskKey(found.key),
               () => executor.run({ kind: "pretrain", config, job }),
               () => resumed++,
             );

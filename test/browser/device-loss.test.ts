@@ -8,7 +8,13 @@
 // what wasm computes from them.
 import { describe, expect, it } from "vitest";
 import { WebWorkerExecutor } from "../../src/app/lib/web-executor";
-import { runExperiment, type RunReport, type TaskCache } from "../../src/experiment/experiment";
+import {
+  pretrainTaskKey,
+  runExperiment,
+  type RunReport,
+  type TaskCache,
+} from "../../src/experiment/experiment";
+import { jobKey } from "../../src/experiment/store";
 import { validateConfig } from "../../src/experiment/config";
 import { presetConfig } from "../../src/experiment/presets";
 import {
@@ -151,9 +157,9 @@ describe("a WebGPU device lost mid-run", () => {
     ]);
 
     const jobs = pretrainJobs(config, 0);
-    const kept = (job: PretrainJob) =>
-      cache.map.get(`pretrain:${JSON.stringify(job)}`) as PretrainResult;
-    const first = jobs.find((j) => `pretrain:${JSON.stringify(j)}` === [...cache.map.keys()][0])!;
+    const keyOf = (job: PretrainJob) => pretrainTaskKey(jobKey(config, job, "webgpu"));
+    const kept = (job: PretrainJob) => cache.map.get(keyOf(job)) as PretrainResult;
+    const first = jobs.find((j) => keyOf(j) === [...cache.map.keys()][0])!;
     expect(first).toBeDefined();
     const [firstOnWebgpu] = await onPool("webgpu", async (pool) => [
       await pool.run({ kind: "pretrain", config, job: first }),

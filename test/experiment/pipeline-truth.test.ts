@@ -25,7 +25,13 @@ import {
 } from "../../src/experiment/config";
 import { createOpponents } from "../../src/experiment/conditions";
 import type { DiagnosticsReport } from "../../src/experiment/diagnostics";
-import { runExperiment, type RunReport, type TaskCache } from "../../src/experiment/experiment";
+import {
+  pretrainTaskKey,
+  runExperiment,
+  type RunReport,
+  type TaskCache,
+} from "../../src/experiment/experiment";
+import { jobKey } from "../../src/experiment/store";
 import { benchmarkFor } from "../../src/benchmarks/registry";
 import {
   assemblePretrained,
@@ -65,7 +71,7 @@ beforeAll(async () => {
   report = await runExperiment(config, new InlineExecutor(jax), { backend: "wasm", cache });
   const results = new Map<PretrainJob, PretrainResult>();
   for (const job of pretrainJobs(config, 0))
-    results.set(job, kept.get(`pretrain:${JSON.stringify(job)}`) as PretrainResult);
+    results.set(job, kept.get(pretrainTaskKey(jobKey(config, job, "wasm"))) as PretrainResult);
   pretrained = assemblePretrained(config, 0, results);
 }, 300_000);
 

@@ -23,6 +23,7 @@ export const PAGES = [
   "lm",
   "play",
   "remote",
+  "sweeps",
 ] as const;
 export type Page = (typeof PAGES)[number];
 
@@ -38,6 +39,8 @@ export interface UrlState {
   present?: boolean;
   /** The Play page's setup (play-link.ts); a class study link carries it. */
   play?: string;
+  /** The sweep on show (the Sweeps page, `embed=sweep`): a recorded sweep's folder or a stored sweep's id. */
+  sweep?: string;
   page: Page;
 }
 
@@ -106,6 +109,8 @@ export function parseUrlState(search: string, hash = ""): { state: UrlState; pro
   if (present === "1" || present === "true") state.present = true;
   const play = q.get("play");
   if (play) state.play = play;
+  const sweep = q.get("sweep");
+  if (sweep) state.sweep = sweep;
   const page = hash.replace(/^#\/?/, "");
   if (page) {
     if ((PAGES as readonly string[]).includes(page)) state.page = page as Page;
@@ -127,6 +132,7 @@ export function formatUrlState(s: UrlState): string {
   if (s.embed) q.set("embed", s.embed);
   if (s.present) q.set("present", "1");
   if (s.play) q.set("play", s.play);
+  if (s.sweep) q.set("sweep", s.sweep);
   return `?${q.toString()}${s.page === "experiment" ? "" : `#${s.page}`}`;
 }
 

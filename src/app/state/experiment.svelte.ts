@@ -14,6 +14,7 @@ import { benchmarkFor } from "../../benchmarks/registry";
 import { modelConfig, modelOptions } from "../../experiment/pretrain";
 import type { CurvePoint } from "../../experiment/runner";
 import type { PretrainStore } from "../../experiment/store";
+import { sharePretraining } from "../../experiment/sweep";
 import type { Executor } from "../../experiment/tasks";
 import type { BackendDecision } from "../lib/backend-choice";
 import { configDifferences } from "../../experiment/config-diff";
@@ -52,6 +53,15 @@ export interface ExperimentDeps {
   store?: RunStore;
   /** Pretrained models to load instead of pretraining (public/pretrained/). */
   pretrained?: PretrainStore;
+}
+
+/** A run that is a point of a sweep (state/sweep.svelte.ts). */
+export interface RunOptions {
+  /** Pretrained models shared with the sweep's other points (experiment/sweep.ts). */
+  sharedPretraining?: Map<string, unknown>;
+  title?: string;
+  /** Called with the stored run's id as soon as it is kept. */
+  onStarted?: (runId: string) => void;
 }
 
 export interface CurveRow {
@@ -235,7 +245,7 @@ export class ExperimentState {
   }
 
   /** Starts a run of the current URL state, or resumes a stored one. */
-  async run(resume?: StoredRun): Promise<RunReport | null> {
+  async run(resume?: StoredRun, options: RunOptions = {}): Promise<RunReport | null> {
     if (this.busy) return null;
     if (resume) this.url = { ...resume.url, autorun: false };
     const config = this.resolved.config;
@@ -291,18 +301,25 @@ export class ExperimentState {
         createdAt: resume?.createdAt ?? Date.now(),
         updatedAt: Date.now(),
         status: "running",
-        title: `${this.url.preset}${this.url.sets.length ? " (modified)" : ""}, ${config.seeds} seed${config.seeds > 1 ? "s" : ""}`,
+        title:
+          options.title ??
+          `${this.url.preset}${this.url.sets.length ? " (modified)" : ""}, ${config.seeds} seed${config.seeds > 1 ? "s" : ""}`,
         url: $state.snapshot(this.url),
         backend: this.backend.name,
         tasksDone: 0,
         tasksTotal: 0,
       };
       await this.deps.store?.put(stored);
+      options.onStarted?.(id);
       this.status = "running";
+      const kept = this.deps.store?.taskCache(id);
       const report = await runExperiment(config, executor, {
         backend: this.backend.name,
         preset: this.url.preset,
-        cache: this.deps.store?.taskCache(id),
+        cache:
+          kept && options.sharedPretraining
+            ? sharePretraining(kept, options.sharedPretraining)
+            : kept,
         store: this.deps.pretrained,
         onNote: (m) => this.note(m), // how many models came from the store, and any stored file that could not be used
         onProgress: (p) => this.#onProgress(p, stored),
