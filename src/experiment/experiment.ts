@@ -28,6 +28,7 @@ import {
 import type { SeedMetrics, UnitProgress } from "./runner";
 import { jobKey, lookUp, type PretrainStore } from "./store";
 import type { Executor } from "./tasks";
+import { corporaOf, corpusRefs, requireCorpora, type Corpora } from "./corpora";
 
 export const REPORT_SCHEMA = "collapse-lab/run-report@1";
 export const VERSION = "0.1.0";
@@ -115,6 +116,19 @@ export interface RunReport {
   // the runs this report was merged from (merge-reports.ts), each on its own seeds; its timing is
   // then their sum. Absent for a report of one run.
   parts?: ReportPart[];
+  corpora?: CorpusReport[]; // the imported dialogue corpora the run used (absent: none)
+}
+
+/** An imported dialogue corpus a run used (docs/humans.md): as what, and which file exactly. */
+export interface CorpusReport {
+  use: "humans" | "panel" | "reference";
+  member?: string; // the panel member it played
+  file: string;
+  sha256: string;
+  dialogues: number;
+  source?: string; // from the file's header
+  licence?: string;
+  success: number; // its own dialogues' success: what its agents reached with its people
 }
 
 /** One run a merged report was made of: its seeds and its own wall time. */
@@ -182,6 +196,51 @@ function calibration(config: ExperimentConfig): Calibration {
     config.corpus,
     Rng.seed(12345),
   );
+}
+
+/** Each corpus the config names: as what, which file, and its own dialogues' success. */
+export function corpusReports(config: ExperimentConfig, corpora: Corpora): CorpusReport[] {
+  const bench = benchmarkFor(config);
+  return corpusRefs(config).map(({ ref, use }) => {
+    const c = corpora[ref.sha256!];
+    const wins = c.dialogues.filter((d) => bench.success({ card: d.card ?? [], acts: d.acts }));
+    return {
+      ...use,
+      file: c.file,
+      sha256: c.sha256,
+      dialogues: c.dialogues.length,
+      ...(c.source ? { source: c.source } : {}),
+      ...(c.licence ? { licence: c.licence } : {}),
+      success: wins.length / c.dialogues.length,
+    };
+  });
+}
+
+/**
+ * The reference agents' success with the humans. With an imported corpus as the humans, the
+ * benchmark's lines are of its hand-written population, not of these people: they stay in the
+ * report, off the figures, and the corpus' own agents (what they reached with its people) are drawn.
+ */
+function referenceLines(config: ExperimentConfig, corpora: Corpora): ReferenceLine[] {
+  const m = benchmarkModule(config.benchmark);
+  const lines = m.referenceLines(benchmarkFor(config));
+  if (!config.humans) return lines;
+  const own = corpusReports(config, corpora).find((r) => r.use === "humans")!;
+  const agents = `${m.roles.agent.toLowerCase()}s`;
+  return [
+    {
+      id: "corpus-agents",
+      label: `the corpus' ${agents}`,
+      description: `the ${agents} of ${own.file} with its own people: the share of its ${own.dialogues} dialogues that succeed`,
+      humanSuccess: own.success,
+      onFigure: true,
+    },
+    ...lines.map((l) => ({
+      ...l,
+      description: `${l.description} (with the benchmark's hand-written population, not the imported humans)`,
+      onFigure: false,
+    })),
+  ];
 }
 
 /** A condition's seeds, in seed order, with their means and intervals. */
@@ -287,9 +346,13 @@ export async function runExperiment(
     microBenchmark?: MicroBenchmark; // this machine's speed, kept in the report's env
     onNote?: (message: string) => void; // store problems as they happen, and where the models came from
     onPolicy?: (condition: ConditionId, seed: number, policy: Checkpoint) => void; // each unit's trained policy (never in the report)
+    corpora?: Corpora; // the imported corpora the config names, by hash (corpora.ts: resolveCorpora)
   },
 ): Promise<RunReport> {
   const t0 = performance.now();
+  requireCorpora(config, opts.corpora ?? {}); // a corpus the config names but nobody read fails now
+  const corpora = corporaOf(config, opts.corpora ?? {});
+  const withCorpora = Object.keys(corpora).length ? { corpora } : {};
   await checkLmPanel(config, opts.onNote); // a missing LM folder or an unreachable remote model fails now, not after pretraining
   const { cache, store } = opts;
   const seeds = seedsOf(config);
@@ -320,7 +383,7 @@ export async function runExperiment(
           : await cached(
               cache,
               `pretrain:${JSON.stringify(job)}`,
-              () => executor.run({ kind: "pretrain", config, job }),
+              () => executor.run({ kind: "pretrain", config, job, ...withCorpora }),
               () => resumed++,
             );
       results.set(job, result);
@@ -374,7 +437,12 @@ export async function runExperiment(
         const t = performance.now();
         // a diagnostic that fails is reported (once the units have finished too); it never costs the run its trained conditions
         const d = await cached(cache, `diagnose:${seed}`, () =>
-          executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! }),
+          executor.run({
+            kind: "diagnose",
+            config,
+            pretrained: pretrained.get(seed)!,
+            ...withCorpora,
+          }),
         ).catch((e: unknown) => {
           diagnosticsErrors.push({ seed, message: (e as Error).message });
           return null;
@@ -395,7 +463,13 @@ export async function runExperiment(
         .map(async ({ condition, seed }) => {
           let m = await cached(cache, `unit:${condition}:${seed}`, () =>
             executor.run(
-              { kind: "unit", config, pretrained: pretrained.get(seed)!, condition },
+              {
+                kind: "unit",
+                config,
+                pretrained: pretrained.get(seed)!,
+                condition,
+                ...withCorpora,
+              },
               (unit) =>
                 opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit }),
             ),
@@ -458,7 +532,7 @@ export async function runExperiment(
         corpusDialogues: config.corpus.dialogues,
         evalEpisodes: config.eval.episodes,
       },
-      referenceLines: module.referenceLines(bench),
+      referenceLines: referenceLines(config, corpora),
     },
     calibration: calibrationRows,
     pretraining: seeds.map((s) => ({
@@ -472,6 +546,7 @@ export async function runExperiment(
     comparisons: comparisons(conditions),
     simulators: diagnostics.filter((d) => d !== null),
     ...(diagnosticsErrors.length ? { diagnosticsErrors } : {}),
+    ...(Object.keys(corpora).length ? { corpora: corpusReports(config, corpora) } : {}),
     timing: {
       totalMs: total,
       pretrainMs: tPretrain - t0,

@@ -12,8 +12,14 @@ import { DEFAULT_OPTIM, DEFAULT_POLICY } from "../engine/backend";
 import { initCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import type { ModelConfig } from "../engine/config";
 import { Rng } from "../engine/random";
-import type { EnsembleMemberConfig, ExperimentConfig, PanelMemberConfig } from "./config";
+import type {
+  CorpusRefConfig,
+  EnsembleMemberConfig,
+  ExperimentConfig,
+  PanelMemberConfig,
+} from "./config";
 import { encode, type Role } from "../benchmarks/encode";
+import { corpusAt, type Corpora } from "./corpora";
 
 export function modelConfig(
   bench: Benchmark,
@@ -116,11 +122,15 @@ export async function pretrain(
   }
 }
 
-/** A held-out panel member, in config order: a pretrained network (collapsed to π^γ) or a real LM. */
+/** A held-out panel member, in config order: a pretrained network (collapsed to π^γ), a real LM, a remote model or a corpus. */
 export type PanelEntry =
   | { name: string; gamma: number; result: PretrainResult }
   | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> } // loaded by lm-simulators.ts where it is used
-  | { name: string; remote: NonNullable<PanelMemberConfig["remote"]> }; // a remote server's model (lm-simulators.ts)
+  | { name: string; remote: NonNullable<PanelMemberConfig["remote"]> } // a remote server's model (lm-simulators.ts)
+  | { name: string; corpus: CorpusRefConfig; minCount: number }; // an imported corpus' empirical population (corpus-simulators.ts)
+
+/** The default back-off threshold of a corpus panel member (config `panel[i].minCount`). */
+export const PANEL_MIN_COUNT = 5;
 
 /** An ensemble member: a network and the γ it is collapsed with (null: the run's simulator.gamma, as the single simulator). */
 export interface EnsembleEntry {
@@ -171,7 +181,7 @@ export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
  */
 export function panelJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
   return c.panel.flatMap((m, i): PretrainJob[] =>
-    m.lm || m.remote ? [] : [{ kind: "panel", seed, member: i }],
+    m.lm || m.remote || m.corpus ? [] : [{ kind: "panel", seed, member: i }],
   );
 }
 
@@ -180,8 +190,15 @@ function networkMember(
   c: ExperimentConfig,
   i: number,
 ): { name: string; gamma: number; prior?: number[]; corpusScale: number; seedOffset: number } {
-  const { name, gamma, prior, corpusScale, seedOffset, lm, remote } = c.panel[i];
-  if (lm || remote || gamma === undefined || corpusScale === undefined || seedOffset === undefined)
+  const { name, gamma, prior, corpusScale, seedOffset, lm, remote, corpus } = c.panel[i];
+  if (
+    lm ||
+    remote ||
+    corpus ||
+    gamma === undefined ||
+    corpusScale === undefined ||
+    seedOffset === undefined
+  )
     throw new Error(`panel member ${name} is not a pretrained network`);
   return { name, gamma, prior, corpusScale, seedOffset };
 }
@@ -231,27 +248,57 @@ function pretrainFamily(
   return pretrain(backend, bench, corpus, "simulator", c.simulator, rng.fork(1).int(2 ** 31));
 }
 
+/**
+ * An imported corpus' dialogues as pretraining dialogues: a dialogue without traits gets a card
+ * drawn from the benchmark's cards (the simulator reads one), from `rng`.
+ */
+export function importedDialogues(
+  bench: Benchmark,
+  corpora: Corpora,
+  ref: CorpusRefConfig,
+  rng: Rng,
+): Dialogue[] {
+  const cards = bench.humans.cardDistribution();
+  const weights = cards.map((x) => x.p);
+  return corpusAt(corpora, ref, "simulator.corpus").dialogues.map((d) => ({
+    card: [...(d.card ?? cards[rng.categorical(weights)].card)],
+    acts: [...d.acts],
+  }));
+}
+
 /** Pretrains one model. Deterministic given the inputs store.ts keys it by (jobInputs). */
 export async function runPretrainJob(
   backend: EngineBackend,
   c: ExperimentConfig,
   job: PretrainJob,
+  corpora: Corpora = {},
 ): Promise<PretrainResult> {
   const bench = benchmarkFor(c);
   const root = Rng.seed(job.seed).fork(1);
+  // the reference's family learns from the imported corpus where the config names one
+  const familyCorpus = (rng: Rng) =>
+    c.simulator.corpus
+      ? importedDialogues(bench, corpora, c.simulator.corpus, rng)
+      : buildCorpus(c, bench, c.corpus.dialogues, rng);
   switch (job.kind) {
     case "reference":
+      return pretrain(
+        backend,
+        bench,
+        familyCorpus(root.fork(0)),
+        "simulator",
+        c.simulator,
+        root.fork(1).int(2 ** 31),
+      );
     case "policy": {
       const corpus = buildCorpus(c, bench, c.corpus.dialogues, root.fork(0));
-      return job.kind === "reference"
-        ? pretrain(backend, bench, corpus, "simulator", c.simulator, root.fork(1).int(2 ** 31))
-        : pretrain(backend, bench, corpus, "policy", c.policy, root.fork(2).int(2 ** 31));
+      return pretrain(backend, bench, corpus, "policy", c.policy, root.fork(2).int(2 ** 31));
     }
     case "ensemble": {
       const family = ensembleFamily(c, job.member);
       if (family) return pretrainFamily(backend, c, bench, job.seed, family);
       // another sample of the same population and another seed: same family, another checkpoint
-      const corpus = buildCorpus(c, bench, c.corpus.dialogues, root.fork(10 + job.member));
+      const corpus = familyCorpus(root.fork(10 + job.member));
       return pretrain(
         backend,
         bench,
@@ -297,11 +344,13 @@ export function assemblePretrained(
         ? { name: m.name, lm: m.lm }
         : m.remote
           ? { name: m.name, remote: m.remote }
-          : {
-              name: m.name,
-              gamma: networkMember(c, i).gamma,
-              result: find((j) => j.kind === "panel" && j.member === i),
-            },
+          : m.corpus
+            ? { name: m.name, corpus: m.corpus, minCount: m.minCount ?? PANEL_MIN_COUNT }
+            : {
+                name: m.name,
+                gamma: networkMember(c, i).gamma,
+                result: find((j) => j.kind === "panel" && j.member === i),
+              },
     ),
     basePolicy: find((j) => j.kind === "policy"),
   };

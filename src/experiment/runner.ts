@@ -11,7 +11,10 @@ import { grpoUpdate, type GrpoHyper } from "../engine/grpo";
 import { Rng } from "../engine/random";
 import { distinctN, klDivergence } from "../metrics/diversity";
 import { NeuralSimulator } from "../simulators/neural";
-import { Humans, type UserSimulator } from "../simulators/simulator";
+import type { UserSimulator } from "../simulators/simulator";
+import { emptyUsage, type BackoffUsage } from "../simulators/empirical";
+import type { Corpora } from "./corpora";
+import { CorpusTables, corpusPanel, evaluationHumans, lmEntries } from "./corpus-simulators";
 import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
 import { createOpponents } from "./conditions";
 import { encode } from "../benchmarks/encode";
@@ -55,6 +58,11 @@ export interface SeedMetrics {
   timing?: { rlMs: number; evalMs: number };
   /** Remote panel members: how each scored (log-probs or sampled replies), its requests, fallbacks and unmapped replies; absent without them. */
   remoteSimulators?: RemoteSimulatorStats[];
+  /**
+   * Imported corpora's people (humans.corpus, corpus panel members; docs/humans.md): in the final
+   * evaluation, the user turns each answered at every back-off level, by "humans" or member name.
+   */
+  backoff?: Record<string, BackoffUsage>;
   /** The trained policy's parameters (no Adam state), for the Play page; runExperiment hands them to onPolicy and keeps them out of the report. */
   finalPolicy?: Checkpoint;
 }
@@ -179,6 +187,7 @@ export async function runUnit(
   onProgress?: (p: UnitProgress) => void,
   signal?: AbortSignal,
   gate?: () => Promise<void>, // awaited before every RL step: the app pauses and steps a run here
+  corpora: Corpora = {}, // the imported corpora the config names, by hash (corpora.ts)
 ): Promise<SeedMetrics> {
   const bench = benchmarkFor(config);
   const opts = modelOptions(bench, config);
@@ -187,19 +196,18 @@ export async function runUnit(
   const rng = Rng.seed(seed).fork(100 + CONDITIONS.indexOf(condition));
   const evalRng = Rng.seed(seed).fork(200); // the same evaluation draws for every condition
   const T = config.rl.temperature;
-  const humans = new Humans(bench);
+  const tables = new CorpusTables(bench, corpora);
+  const newHumans = evaluationHumans(tables, config);
+  const humans = newHumans();
+  const corpusMembers = corpusPanel(tables, pretrained.panel);
   // LM members first: one that fails to load fails the unit before any engine model exists
-  const lmPanel = await openLmPanel(
-    bench,
-    config,
-    pretrained.panel.flatMap((m) => (!("result" in m) ? [m] : [])),
-    backend.name,
-  );
+  const lmPanel = await openLmPanel(bench, config, lmEntries(pretrained.panel), backend.name);
   const owned = [] as { dispose(): void }[];
   const policy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
   const basePolicy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
   owned.push(policy, basePolicy);
   const panel: UserSimulator[] = pretrained.panel.map((m) => {
+    if ("corpus" in m) return corpusMembers.get(m.name)!;
     if (!("result" in m)) return lmPanel.simulators.get(m.name)!;
     const model = backend.createModel(m.result.checkpoint, opts);
     owned.push(model);
@@ -308,12 +316,34 @@ export async function runUnit(
     // final evaluation, with the same draws for every condition
     const tEval = performance.now();
     const finalRng = evalRng.fork(1);
-    const human = await evaluate(bench, policy, humans, config.eval.episodes, finalRng, T, cap);
+    const finalHumans = newHumans();
+    const human = await evaluate(
+      bench,
+      policy,
+      finalHumans,
+      config.eval.episodes,
+      finalRng,
+      T,
+      cap,
+    );
+    const backoff: Record<string, BackoffUsage> = {};
+    if (finalHumans.usage) backoff.humans = finalHumans.usage;
+    const before = new Map(
+      [...corpusMembers].map(([name, sim]) => [name, structuredClone(sim.usage)]),
+    );
     const heldoutByMember: Record<string, number> = {};
     for (const sim of panel)
       heldoutByMember[sim.name] = (
         await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)
       ).outcome.success;
+    for (const [name, sim] of corpusMembers) {
+      const was = before.get(name)!;
+      const u = emptyUsage();
+      u.turns = sim.usage.turns - was.turns;
+      for (const l of Object.keys(u.levels) as (keyof BackoffUsage["levels"])[])
+        u.levels[l] = sim.usage.levels[l] - was.levels[l];
+      backoff[name] = u;
+    }
     const trainSuccess = await successAgainst(trainSims(), config.eval.episodes, finalRng, true);
     const trainPlay = await evaluate(
       bench,
@@ -384,6 +414,7 @@ export async function runUnit(
       ...(humanPassK ? { humanPassK } : {}),
       timing,
       ...(remoteStats.length ? { remoteSimulators: remoteStats } : {}),
+      ...(Object.keys(backoff).length ? { backoff } : {}),
       finalPolicy: { format, config: modelConfig, tensors },
     };
   } finally {

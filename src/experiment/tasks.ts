@@ -3,6 +3,7 @@
 // its inputs, so where it runs never changes the numbers.
 import type { EngineBackend } from "../engine/backend";
 import type { ConditionId, ExperimentConfig } from "./config";
+import type { Corpora } from "./corpora";
 import { diagnose, type DiagnosticsReport } from "./diagnostics";
 import {
   runPretrainJob,
@@ -12,10 +13,12 @@ import {
 } from "./pretrain";
 import { runUnit, type SeedMetrics, type UnitProgress } from "./runner";
 
-export type Task =
+// `corpora`: the imported dialogue corpora the config names, by hash (corpora.ts), where it names any
+export type Task = (
   | { kind: "pretrain"; config: ExperimentConfig; job: PretrainJob }
   | { kind: "unit"; config: ExperimentConfig; pretrained: PretrainedSet; condition: ConditionId }
-  | { kind: "diagnose"; config: ExperimentConfig; pretrained: PretrainedSet };
+  | { kind: "diagnose"; config: ExperimentConfig; pretrained: PretrainedSet }
+) & { corpora?: Corpora };
 
 export type TaskResult<T extends Task> = T extends { kind: "pretrain" }
   ? PretrainResult
@@ -32,7 +35,7 @@ export async function executeTask(
 ): Promise<PretrainResult | SeedMetrics | DiagnosticsReport> {
   switch (task.kind) {
     case "pretrain":
-      return runPretrainJob(backend, task.config, task.job);
+      return runPretrainJob(backend, task.config, task.job, task.corpora);
     case "unit":
       return runUnit(
         backend,
@@ -42,9 +45,10 @@ export async function executeTask(
         onProgress,
         signal,
         gate,
+        task.corpora,
       );
     case "diagnose":
-      return diagnose(backend, task.config, task.pretrained);
+      return diagnose(backend, task.config, task.pretrained, task.corpora);
   }
 }
 
