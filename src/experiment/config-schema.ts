@@ -146,7 +146,7 @@ const PanelMember = z
       ctx.addIssue({
         code: "custom",
         path: [kinds[1]],
-        message: `a member is an LM (lm), a remote model (remote) or a corpus (corpus), one of them; this one has ${kinds.join(" and ")}`,
+        message: `a member is an LM (lm), a remote model (remote) or a corpus (corpus): this one has ${kinds.join(" and ")}, ${kinds.length === 2 ? "not both" : "not all three"}`,
       });
     if (m.minCount !== undefined && !m.corpus)
       ctx.addIssue({ code: "custom", path: ["minCount"], message: "only for a corpus member" });

@@ -230,7 +230,7 @@ function referenceLines(config: ExperimentConfig, corpora: Corpora): ReferenceLi
   return [
     {
       id: "corpus-agents",
-      label: `the corpus' ${agents}`,
+      label: "corpus dialogues",
       description: `the ${agents} of ${own.file} with its own people: the share of its ${own.dialogues} dialogues that succeed`,
       humanSuccess: own.success,
       onFigure: true,
