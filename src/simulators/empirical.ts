@@ -12,7 +12,13 @@ import type { Rng } from "../engine/random";
 import { drawRows, type UserSimulator } from "./simulator";
 
 /** The levels, most specific first: what a reply was conditioned on. */
-export const BACKOFF_LEVELS = ["state", "last exchange", "last act", "marginal", "uniform"] as const;
+export const BACKOFF_LEVELS = [
+  "state",
+  "last exchange",
+  "last act",
+  "marginal",
+  "uniform",
+] as const;
 export type BackoffLevel = (typeof BACKOFF_LEVELS)[number];
 /** How many acts of the history each level keeps (Infinity: all; 0: none). */
 const SUFFIX = [Infinity, 3, 1, 0] as const;
