@@ -7,9 +7,9 @@ import globals from "globals";
 import { LAYERS, folderGlob } from "./scripts/layers.mjs";
 
 // Benchmarks are plug-ins: the layers above reach one only through src/benchmarks/registry.ts (and
-// the shared src/benchmarks/types.ts and encode.ts), never by importing its folder.
+// the shared src/benchmarks/types.ts, encode.ts and dialogue-file.ts), never by importing its folder.
 const BENCHMARK_FOLDER = {
-  regex: "(^|/)benchmarks/(?!registry$|types$|encode$)[^/]+(/|$)",
+  regex: "(^|/)benchmarks/(?!registry$|types$|encode$|dialogue-file$)[^/]+(/|$)",
   message:
     "a benchmark's folder is its own: import src/benchmarks/registry (benchmarkModule, benchmarkFor) or src/benchmarks/types instead",
 };

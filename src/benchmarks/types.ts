@@ -263,4 +263,13 @@ export interface BenchmarkModule<
   readonly lm?: BenchmarkLm;
   /** The end of a finished dialogue in words, e.g. "$1.50", "fixed", "transferred". */
   outcome(bench: Benchmark, d: Dialogue): string;
+  /**
+   * An imported dialogue's outcome as a number (Persuasion: the donation in dollars) and the act
+   * that states it, both ways (docs/humans.md); absent: a corpus gives its outcomes as acts only.
+   */
+  readonly outcomeActs?: {
+    name: string; // what the number is, e.g. "donation in dollars"
+    act(value: number): { act: string } | { problem: string }; // the act of a value, or why there is none
+    value(bench: Benchmark, d: Dialogue): number; // the outcome of a finished dialogue
+  };
 }

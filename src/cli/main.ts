@@ -45,6 +45,7 @@ import { vsParseJson } from "../lm/vs-parse";
 import { promptRemoteKeys, registerRemoteCommands } from "./remote-commands";
 import { formatReport } from "../experiment/report-text";
 import { configFromOptions } from "./config-options";
+import { loadCorpusFiles } from "./corpus-files";
 import { registerRayCommands } from "./ray-commands";
 import { registerEvaluateCommand } from "./evaluate-command";
 import { registerSweepCommand } from "./sweep-command";
@@ -68,6 +69,9 @@ interface RunOptions {
   fresh?: boolean;
   store: boolean;
   quiet?: boolean;
+  humans?: string;
+  panelCorpus: string[];
+  referenceCorpus?: string;
 }
 
 function integer(min: number) {
@@ -168,6 +172,20 @@ program
   )
   .option("--parallel <n>", "worker threads (default: the number of cores)", integer(1))
   .option(
+    "--humans <file>",
+    "evaluate against the people of this dialogue corpus (JSONL or CSV, docs/humans.md) instead of the hand-written population",
+  )
+  .option(
+    "--panel-corpus <file>",
+    "add a held-out panel member that plays the people of this dialogue corpus (repeatable)",
+    collect,
+    [] as string[],
+  )
+  .option(
+    "--reference-corpus <file>",
+    "pretrain the reference simulator on this dialogue corpus instead of the behaviour agent's",
+  )
+  .option(
     "--out <file>",
     "write the RunReport JSON here (replaced if it exists; missing folders are created)",
   )
@@ -193,7 +211,10 @@ program
     "ask on the terminal for the API key of each remote panel member's server (kept in memory only)",
   )
   .action(async (opts: RunOptions) => {
-    const config = configFromOptions(opts, usageError);
+    const { config, corpora } = await loadCorpusFiles(
+      configFromOptions(opts, usageError),
+      usageError,
+    );
     const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
     const warn = (m: string) => process.stderr.write(`collapse-lab: ${m}\n`);
     // finished tasks are kept (the run cache, or --resume's folder) so a stopped run continues
@@ -257,6 +278,7 @@ program
     try {
       report = await runExperiment(config, executor, {
         onPolicy: (condition, seed, checkpoint) => policies.push({ condition, seed, checkpoint }),
+        corpora,
         backend: opts.backend,
         preset: opts.preset,
         microBenchmark: speed,

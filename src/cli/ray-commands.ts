@@ -7,6 +7,7 @@ import { isTerminal, RayJobsError, type RayJobsClient, type RayJobInfo } from ".
 import { JobReportError, readJobLog, reportFromLog } from "../cluster/ray/job-log";
 import { submitRun } from "../cluster/ray/submit";
 import { configFromOptions, type ConfigOptions } from "./config-options";
+import { corpusRefs } from "../experiment/corpora";
 import type { CliHelpers } from "./remote-commands";
 import { formatReport } from "../experiment/report-text";
 import { checkOutput, saveReport } from "./outputs";
@@ -150,6 +151,11 @@ export function registerRayCommands(program: Command, helpers: CliHelpers): void
     ) =>
       guard(async () => {
         const config = configFromOptions(opts, usageError);
+        const corpora = corpusRefs(config);
+        if (corpora.length)
+          usageError(
+            `${corpora[0].path}: a Ray job does not carry dialogue corpora (docs/humans.md); run it with collapse-lab run`,
+          );
         if (!(opts.taskCpus > 0)) usageError("--task-cpus must be a number > 0");
         if (opts.taskGpus !== undefined && !(opts.taskGpus >= 0))
           usageError("--task-gpus must be a number ≥ 0");

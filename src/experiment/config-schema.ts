@@ -106,6 +106,21 @@ const TrainingRemote = z
       });
   });
 
+/**
+ * An imported dialogue corpus (docs/humans.md): its file and the SHA-256 of the file's bytes. The
+ * CLI reads `file` as a path and keeps only its name; the app finds the file it stored by its hash.
+ * A run fills in sha256 before it starts, so a report names the exact file it used.
+ */
+const CorpusRef = z.strictObject({
+  file: z.string().min(1).max(500),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, "64 lowercase hex digits")
+    .optional(),
+});
+/** Replies at a state are the corpus' own when at least this many of its people reached it; else it backs off. */
+const minCount = int(1, 100_000);
+
 const NETWORK_KEYS = ["gamma", "prior", "corpusScale", "seedOffset"] as const;
 
 /**
@@ -122,16 +137,25 @@ const PanelMember = z
     seedOffset: int(0).optional(), // its own pretraining seed (network members)
     lm: PanelLm.optional(), // present: an LM member
     remote: PanelRemote.optional(), // present: a model on a remote server
+    corpus: CorpusRef.optional(), // present: the empirical population of an imported corpus (docs/humans.md)
+    minCount: minCount.optional(), // corpus members only: default 5
   })
   .superRefine((m, ctx) => {
-    if (m.lm && m.remote)
+    const kinds = (["lm", "remote", "corpus"] as const).filter((k) => m[k] !== undefined);
+    if (kinds.length > 1)
       ctx.addIssue({
         code: "custom",
-        path: ["remote"],
-        message: "a member is an LM (lm) or a remote model (remote), not both",
+        path: [kinds[1]],
+        message: `a member is an LM (lm), a remote model (remote) or a corpus (corpus): this one has ${kinds.join(" and ")}, ${kinds.length === 2 ? "not both" : "not all three"}`,
       });
-    if (m.lm || m.remote) {
-      const what = m.lm ? "an LM member (with lm)" : "a remote member (with remote)";
+    if (m.minCount !== undefined && !m.corpus)
+      ctx.addIssue({ code: "custom", path: ["minCount"], message: "only for a corpus member" });
+    if (m.lm || m.remote || m.corpus) {
+      const what = m.lm
+        ? "an LM member (with lm)"
+        : m.remote
+          ? "a remote member (with remote)"
+          : "a corpus member (with corpus)";
       for (const k of NETWORK_KEYS)
         if (m[k] !== undefined)
           ctx.addIssue({
@@ -150,7 +174,7 @@ const PanelMember = z
           ctx.addIssue({
             code: "custom",
             path: [k],
-            message: "required for a pretrained panel member (one without lm or remote)",
+            message: "required for a pretrained panel member (one without lm, remote or corpus)",
           });
     }
   });
@@ -183,6 +207,7 @@ const COMMON = {
     // over the humans' (absent: the humans' own, the oracle setting). A base model's users are
     // not the study's participants; validated against the benchmark's `world` schema.
     referenceWorld: z.record(z.string(), z.unknown()).optional(),
+    corpus: CorpusRef.optional(), // the reference (and its family's ensemble networks) learn from this imported corpus instead of the behaviour agent's (docs/humans.md)
   }),
   policy: z.strictObject({
     model: ModelSize,
@@ -238,6 +263,14 @@ const COMMON = {
     draw: z.enum(["batch", "episode"]), // one simulator per batch, or one per episode
   }),
   panel: z.array(PanelMember).min(1), // held-out simulators, never trained against
+  // the evaluation humans: absent, the benchmark's hand-written population; with a corpus, the
+  // empirical population of its dialogues (docs/humans.md#the-empirical-population)
+  humans: z
+    .strictObject({
+      corpus: CorpusRef,
+      minCount: minCount.default(5), // people at a state before its replies are used as they are
+    })
+    .optional(),
   eval: z.strictObject({
     episodes: int(16), // dialogues per evaluated opponent at the end
     curveEpisodes: int(8), // dialogues per opponent for learning-curve points
@@ -274,3 +307,4 @@ export const ExperimentConfigSchema = z.discriminatedUnion("benchmark", [
 export type ExperimentConfig = z.infer<typeof ExperimentConfigSchema>;
 export type PanelMemberConfig = z.infer<typeof PanelMember>;
 export type EnsembleMemberConfig = z.infer<typeof EnsembleMember>;
+export type CorpusRefConfig = z.infer<typeof CorpusRef>;

@@ -138,6 +138,8 @@ function ensembleProblems(c: ExperimentConfig): string[] {
 function referenceWorldProblem(c: ExperimentConfig): string | null {
   const over = c.simulator.referenceWorld;
   if (!over) return null;
+  if (c.simulator.corpus)
+    return "simulator.referenceWorld: the reference learns from simulator.corpus, an imported corpus; give one or the other";
   const m = benchmarkModule(c.benchmark);
   const r = m.worldSchema.safeParse({ ...(c.world as object), ...over });
   if (!r.success)

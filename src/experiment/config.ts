@@ -9,6 +9,7 @@ import type { ExperimentConfig } from "./config-schema";
 export {
   CONDITIONS,
   type ConditionId,
+  type CorpusRefConfig,
   type EnsembleMemberConfig,
   type ExperimentConfig,
   type PanelMemberConfig,

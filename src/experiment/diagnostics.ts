@@ -26,6 +26,8 @@ import { NeuralSimulator } from "../simulators/neural";
 import { BayesPredictive, Humans, type UserSimulator } from "../simulators/simulator";
 import { VerbalizedSampling, vsExponent } from "../simulators/vs";
 import type { ExperimentConfig } from "./config";
+import type { Corpora } from "./corpora";
+import { CorpusTables, corpusPanel, lmEntries } from "./corpus-simulators";
 import { openLmPanel, type LmPanel } from "./lm-simulators";
 import { modelOptions, referenceWorld, type PretrainedSet } from "./pretrain";
 import { evaluate } from "./runner";
@@ -351,6 +353,7 @@ export async function diagnose(
   backend: EngineBackend,
   config: ExperimentConfig,
   pretrained: PretrainedSet,
+  corpora: Corpora = {}, // the corpora of corpus panel members, by hash (corpora.ts)
 ): Promise<DiagnosticsReport> {
   const bench = benchmarkFor(config);
   const opts = modelOptions(bench, config);
@@ -392,16 +395,12 @@ export async function diagnose(
         ref: new NeuralSimulator("", bench, m, 1, true),
       });
     }
-    lmPanel = await openLmPanel(
-      bench,
-      config,
-      pretrained.panel.flatMap((p) => (!("result" in p) ? [p] : [])),
-      backend.name,
-    );
+    lmPanel = await openLmPanel(bench, config, lmEntries(pretrained.panel), backend.name);
+    const corpusMembers = corpusPanel(new CorpusTables(bench, corpora), pretrained.panel);
     for (const p of pretrained.panel) {
       if (!("result" in p)) {
         entries.push({
-          sim: lmPanel.simulators.get(p.name)!,
+          sim: "corpus" in p ? corpusMembers.get(p.name)! : lmPanel.simulators.get(p.name)!,
           role: "panel",
           trueGamma: null,
           ref: null,

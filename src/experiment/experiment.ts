@@ -28,6 +28,7 @@ import {
 import type { SeedMetrics, UnitProgress } from "./runner";
 import { jobKey, lookUp, type PretrainStore } from "./store";
 import type { Executor } from "./tasks";
+import { corporaOf, corpusRefs, requireCorpora, type Corpora } from "./corpora";
 
 export const REPORT_SCHEMA = "collapse-lab/run-report@1";
 export const VERSION = "0.1.0";
@@ -128,6 +129,19 @@ export interface RunReport {
   // present when this report re-scores another's stored policies (rescore.ts, `collapse-lab
   // evaluate`): its metrics are the final evaluation of those policies under `config`
   rescoring?: Rescoring;
+  corpora?: CorpusReport[]; // the imported dialogue corpora the run used (absent: none)
+}
+
+/** An imported dialogue corpus a run used (docs/humans.md): as what, and which file exactly. */
+export interface CorpusReport {
+  use: "humans" | "panel" | "reference";
+  member?: string; // the panel member it played
+  file: string;
+  sha256: string;
+  dialogues: number;
+  source?: string; // from the file's header
+  licence?: string;
+  success: number; // its own dialogues' success: what its agents reached with its people
 }
 
 /** What a re-scoring report re-scored: the run, its policies, and the evaluation settings changed. */
@@ -207,6 +221,51 @@ function calibration(config: ExperimentConfig): Calibration {
     config.corpus,
     Rng.seed(12345),
   );
+}
+
+/** Each corpus the config names: as what, which file, and its own dialogues' success. */
+export function corpusReports(config: ExperimentConfig, corpora: Corpora): CorpusReport[] {
+  const bench = benchmarkFor(config);
+  return corpusRefs(config).map(({ ref, use }) => {
+    const c = corpora[ref.sha256!];
+    const wins = c.dialogues.filter((d) => bench.success({ card: d.card ?? [], acts: d.acts }));
+    return {
+      ...use,
+      file: c.file,
+      sha256: c.sha256,
+      dialogues: c.dialogues.length,
+      ...(c.source ? { source: c.source } : {}),
+      ...(c.licence ? { licence: c.licence } : {}),
+      success: wins.length / c.dialogues.length,
+    };
+  });
+}
+
+/**
+ * The reference agents' success with the humans. With an imported corpus as the humans, the
+ * benchmark's lines are of its hand-written population, not of these people: they stay in the
+ * report, off the figures, and the corpus' own agents (what they reached with its people) are drawn.
+ */
+function referenceLines(config: ExperimentConfig, corpora: Corpora): ReferenceLine[] {
+  const m = benchmarkModule(config.benchmark);
+  const lines = m.referenceLines(benchmarkFor(config));
+  if (!config.humans) return lines;
+  const own = corpusReports(config, corpora).find((r) => r.use === "humans")!;
+  const agents = `${m.roles.agent.toLowerCase()}s`;
+  return [
+    {
+      id: "corpus-agents",
+      label: "corpus dialogues",
+      description: `the ${agents} of ${own.file} with its own people: the share of its ${own.dialogues} dialogues that succeed`,
+      humanSuccess: own.success,
+      onFigure: true,
+    },
+    ...lines.map((l) => ({
+      ...l,
+      description: `${l.description} (with the benchmark's hand-written population, not the imported humans)`,
+      onFigure: false,
+    })),
+  ];
 }
 
 /** A condition's seeds, in seed order, with their means and intervals. */
@@ -342,9 +401,12 @@ export async function pretrainModels(
     cache?: TaskCache;
     store?: PretrainStore;
     onNote?: (message: string) => void;
+    corpora?: Corpora; // the imported corpora the config names, by hash (corporaOf)
   },
 ): Promise<PretrainedModels> {
   const { cache, store } = opts;
+  const withCorpora =
+    opts.corpora && Object.keys(opts.corpora).length ? { corpora: opts.corpora } : {};
   const seeds = seedsOf(config);
   const jobs = seeds.flatMap((s) => pretrainJobs(config, s));
   const results = new Map<PretrainJob, PretrainResult>();
@@ -373,7 +435,7 @@ export async function pretrainModels(
           : await cached(
               cache,
               pretrainTaskKey(found.key),
-              () => executor.run({ kind: "pretrain", config, job }),
+              () => executor.run({ kind: "pretrain", config, job, ...withCorpora }),
               () => resumed++,
             );
       results.set(job, result);
@@ -432,13 +494,17 @@ export async function runExperiment(
     microBenchmark?: MicroBenchmark; // this machine's speed, kept in the report's env
     onNote?: (message: string) => void; // store problems as they happen, and where the models came from
     onPolicy?: (condition: ConditionId, seed: number, policy: Checkpoint) => void; // each unit's trained policy (never in the report)
+    corpora?: Corpora; // the imported corpora the config names, by hash (corpora.ts: resolveCorpora)
   },
 ): Promise<RunReport> {
   const t0 = performance.now();
+  requireCorpora(config, opts.corpora ?? {}); // a corpus the config names but nobody read fails now
+  const corpora = corporaOf(config, opts.corpora ?? {});
+  const withCorpora = Object.keys(corpora).length ? { corpora } : {};
   await checkLmPanel(config, opts.onNote); // a missing LM folder or an unreachable remote model fails now, not after pretraining
   const { cache } = opts;
   const seeds = seedsOf(config);
-  const models = await pretrainModels(config, executor, opts);
+  const models = await pretrainModels(config, executor, { ...opts, corpora });
   const { pretrained } = models;
   const tPretrain = performance.now();
 
@@ -459,7 +525,12 @@ export async function runExperiment(
         const t = performance.now();
         // a diagnostic that fails is reported (once the units have finished too); it never costs the run its trained conditions
         const d = await cached(cache, `diagnose:${seed}`, () =>
-          executor.run({ kind: "diagnose", config, pretrained: pretrained.get(seed)! }),
+          executor.run({
+            kind: "diagnose",
+            config,
+            pretrained: pretrained.get(seed)!,
+            ...withCorpora,
+          }),
         ).catch((e: unknown) => {
           diagnosticsErrors.push({ seed, message: (e as Error).message });
           return null;
@@ -480,7 +551,13 @@ export async function runExperiment(
         .map(async ({ condition, seed }) => {
           let m = await cached(cache, `unit:${condition}:${seed}`, () =>
             executor.run(
-              { kind: "unit", config, pretrained: pretrained.get(seed)!, condition },
+              {
+                kind: "unit",
+                config,
+                pretrained: pretrained.get(seed)!,
+                condition,
+                ...withCorpora,
+              },
               (unit) =>
                 opts.onProgress?.({ phase: "train", done: trained, total: units.length, unit }),
             ),
@@ -543,7 +620,7 @@ export async function runExperiment(
         corpusDialogues: config.corpus.dialogues,
         evalEpisodes: config.eval.episodes,
       },
-      referenceLines: module.referenceLines(bench),
+      referenceLines: referenceLines(config, corpora),
     },
     calibration: calibrationRows,
     pretraining: models.pretraining,
@@ -552,6 +629,7 @@ export async function runExperiment(
     comparisons: comparisons(conditions),
     simulators: diagnostics.filter((d) => d !== null),
     ...(diagnosticsErrors.length ? { diagnosticsErrors } : {}),
+    ...(Object.keys(corpora).length ? { corpora: corpusReports(config, corpora) } : {}),
     timing: {
       totalMs: total,
       pretrainMs: tPretrain - t0,

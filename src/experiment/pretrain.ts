@@ -12,8 +12,14 @@ import { DEFAULT_OPTIM, DEFAULT_POLICY } from "../engine/backend";
 import { initCheckpoint, type Checkpoint } from "../engine/checkpoint";
 import type { ModelConfig } from "../engine/config";
 import { Rng } from "../engine/random";
-import type { EnsembleMemberConfig, ExperimentConfig, PanelMemberConfig } from "./config";
+import type {
+  CorpusRefConfig,
+  EnsembleMemberConfig,
+  ExperimentConfig,
+  PanelMemberConfig,
+} from "./config";
 import { encode, type Role } from "../benchmarks/encode";
+import { corpusAt, type Corpora } from "./corpora";
 
 export function modelConfig(
   bench: Benchmark,
@@ -116,11 +122,15 @@ export async function pretrain(
   }
 }
 
-/** A held-out panel member, in config order: a pretrained network (collapsed to π^γ) or a real LM. */
+/** A held-out panel member, in config order: a pretrained network (collapsed to π^γ), a real LM, a remote model or a corpus. */
 export type PanelEntry =
   | { name: string; gamma: number; result: PretrainResult }
   | { name: string; lm: NonNullable<PanelMemberConfig["lm"]> } // loaded by lm-simulators.ts where it is used
-  | { name: string; remote: NonNullable<PanelMemberConfig["remote"]> }; // a remote server's model (lm-simulators.ts)
+  | { name: string; remote: NonNullable<PanelMemberConfig["remote"]> } // a remote server's model (lm-simulators.ts)
+  | { name: string; corpus: CorpusRefConfig; minCount: number }; // an imported corpus' empirical population (corpus-simulators.ts)
+
+/** The default back-off threshold of a corpus panel member (config `panel[i].minCount`). */
+export const PANEL_MIN_COUNT = 5;
 
 /** An ensemble member: a network and the γ it is collapsed with (null: the run's simulator.gamma, as the single simulator). */
 export interface EnsembleEntry {
@@ -171,7 +181,7 @@ export function pretrainJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
  */
 export function panelJobs(c: ExperimentConfig, seed: number): PretrainJob[] {
   return c.panel.flatMap((m, i): PretrainJob[] =>
-    m.lm || m.remote ? [] : [{ kind: "panel", seed, member: i }],
+    m.lm || m.remote || m.corpus ? [] : [{ kind: "panel", seed, member: i }],
   );
 }
 
@@ -180,8 +190,15 @@ function networkMember(
   c: ExperimentConfig,
   i: number,
 ): { name: string; gamma: number; prior?: number[]; corpusScale: number; seedOffset: number } {
-  const { name, gamma, prior, corpusScale, seedOffset, lm, remote } = c.panel[i];
-  if (lm || remote || gamma === undefined || corpusScale === undefined || seedOffset === undefined)
+  const { name, gamma, prior, corpusScale, seedOffset, lm, remote, corpus } = c.panel[i];
+  if (
+    lm ||
+    remote ||
+    corpus ||
+    gamma === undefined ||
+    corpusScale === undefined ||
+    seedOffset === undefined
+  )
     throw new Error(`panel member ${name} is not a pretrained network`);
   return { name, gamma, prior, corpusScale, seedOffset };
 }
@@ -243,21 +260,41 @@ export function referenceWorld(c: ExperimentConfig): unknown {
 }
 
 /**
+ * An imported corpus' dialogues as pretraining dialogues: a dialogue without traits gets a card
+ * drawn from the benchmark's cards (the simulator reads one), from `rng`.
+ */
+export function importedDialogues(
+  bench: Benchmark,
+  corpora: Corpora,
+  ref: CorpusRefConfig,
+  rng: Rng,
+): Dialogue[] {
+  const cards = bench.humans.cardDistribution();
+  const weights = cards.map((x) => x.p);
+  return corpusAt(corpora, ref, "simulator.corpus").dialogues.map((d) => ({
+    card: [...(d.card ?? cards[rng.categorical(weights)].card)],
+    acts: [...d.acts],
+  }));
+}
+
+/**
  * The corpus a reference, base-policy or same-family ensemble job learns from (a family's, panel
- * or ensemble, is drawn in pretrainFamily). The reference's family draws its users from
- * referenceWorld(c); the base policy always from the humans.
+ * or ensemble, is drawn in pretrainFamily). The reference's family learns from the imported corpus
+ * where the config names one (simulator.corpus), else draws its users from referenceWorld(c); the
+ * base policy always learns from the humans.
  */
 export function jobCorpus(
   c: ExperimentConfig,
   job: Extract<PretrainJob, { kind: "reference" | "policy" | "ensemble" }>,
+  corpora: Corpora = {},
 ): Dialogue[] {
   const root = Rng.seed(job.seed).fork(1);
-  const users =
-    job.kind === "policy"
-      ? benchmarkFor(c)
-      : benchmarkFor({ benchmark: c.benchmark, world: referenceWorld(c) }); // a shifted population plays the same game
-  const fork = job.kind === "ensemble" ? 10 + job.member : 0; // the reference and the policy share a sample
-  return buildCorpus(c, users, c.corpus.dialogues, root.fork(fork));
+  const rng = root.fork(job.kind === "ensemble" ? 10 + job.member : 0); // the reference and the policy share a sample
+  if (job.kind === "policy") return buildCorpus(c, benchmarkFor(c), c.corpus.dialogues, rng);
+  if (c.simulator.corpus)
+    return importedDialogues(benchmarkFor(c), corpora, c.simulator.corpus, rng);
+  const users = benchmarkFor({ benchmark: c.benchmark, world: referenceWorld(c) }); // a shifted population plays the same game
+  return buildCorpus(c, users, c.corpus.dialogues, rng);
 }
 
 /** Pretrains one model. Deterministic given the inputs store.ts keys it by (jobInputs). */
@@ -265,6 +302,7 @@ export async function runPretrainJob(
   backend: EngineBackend,
   c: ExperimentConfig,
   job: PretrainJob,
+  corpora: Corpora = {},
 ): Promise<PretrainResult> {
   const bench = benchmarkFor(c);
   const root = Rng.seed(job.seed).fork(1);
@@ -273,7 +311,7 @@ export async function runPretrainJob(
       return pretrain(
         backend,
         bench,
-        jobCorpus(c, job),
+        jobCorpus(c, job, corpora),
         "simulator",
         c.simulator,
         root.fork(1).int(2 ** 31),
@@ -294,7 +332,7 @@ export async function runPretrainJob(
       return pretrain(
         backend,
         bench,
-        jobCorpus(c, job),
+        jobCorpus(c, job, corpora),
         "simulator",
         c.simulator,
         root.fork(20 + job.member).int(2 ** 31),
@@ -336,11 +374,13 @@ export function assemblePretrained(
         ? { name: m.name, lm: m.lm }
         : m.remote
           ? { name: m.name, remote: m.remote }
-          : {
-              name: m.name,
-              gamma: networkMember(c, i).gamma,
-              result: find((j) => j.kind === "panel" && j.member === i),
-            },
+          : m.corpus
+            ? { name: m.name, corpus: m.corpus, minCount: m.minCount ?? PANEL_MIN_COUNT }
+            : {
+                name: m.name,
+                gamma: networkMember(c, i).gamma,
+                result: find((j) => j.kind === "panel" && j.member === i),
+              },
     ),
     basePolicy: find((j) => j.kind === "policy"),
   };

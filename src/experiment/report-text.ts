@@ -6,6 +6,7 @@ import { MIN_CLAIM_SEEDS, type Summary } from "./stats";
 import { SCOPE_MODE_MIN } from "../metrics/strategy";
 import { pct, points, pValue, seconds, table } from "../util/format";
 import { REMOTE_COUNTERS, zeroCounters, type RemoteSimulatorStats } from "../simulators/remote";
+import { addUsage, BACKOFF_LEVELS, emptyUsage, type BackoffUsage } from "../simulators/empirical";
 
 const ci = (s: Summary, asPct: boolean) => {
   const f = (x: number) => (asPct ? points(x) : x.toFixed(2));
@@ -135,6 +136,7 @@ export function formatReport(r: RunReport): string {
     for (const l of refs) lines.push(`  ${l.label}: ${pct(l.humanSuccess, 1)} — ${l.description}`);
   }
   lines.push(...remoteLines(r));
+  lines.push(...corpusLines(r));
   lines.push("", `calibration against ${r.calibration.source}`);
   lines.push(
     table([
@@ -269,6 +271,59 @@ export function remoteLines(r: RunReport): string[] {
     lines.push(
       `  ${t.name} (${t.model} at ${t.baseUrl}, ${t.mode}, ${t.protocol}): ${how.join(", ") || "no states"}; ${t.requests} requests (${t.retries} retries)${unmapped}`,
     );
+  }
+  return lines;
+}
+
+/** The back-off of an empirical population's replies, summed over the given seeds: null when it played none. */
+export function backoffOf(
+  seeds: readonly { backoff?: Record<string, BackoffUsage> }[],
+  who: string,
+): BackoffUsage | null {
+  const used = seeds.flatMap((s) => (s.backoff?.[who] ? [s.backoff[who]] : []));
+  return used.length ? used.reduce(addUsage, emptyUsage()) : null;
+}
+
+/** The share of replies that did not come from the corpus' people at the very state (all but "state"). */
+export const fellBack = (u: BackoffUsage) => (u.turns ? 1 - u.levels.state / u.turns : 0);
+
+/** The report's lines on imported corpora: which files, and how much of each one's replies backed off. */
+export function corpusLines(r: RunReport): string[] {
+  if (!r.corpora?.length) return [];
+  const lines = ["", "imported dialogue corpora (docs/humans.md):"];
+  for (const c of r.corpora) {
+    const as =
+      c.use === "humans"
+        ? `the humans (minimum ${r.config.humans?.minCount} people at a state)`
+        : c.use === "panel"
+          ? `held-out panel member ${c.member}`
+          : "the reference simulator's pretraining corpus";
+    lines.push(
+      `  ${c.file} (sha256 ${c.sha256.slice(0, 16)}…, ${c.dialogues} dialogues, its own success ${pct(c.success, 1)}) as ${as}`,
+    );
+    const who = c.use === "humans" ? "humans" : c.use === "panel" ? c.member! : null;
+    if (!who) continue;
+    const rows = r.conditions.flatMap((k) => {
+      const u = backoffOf(k.seeds, who);
+      return u
+        ? [
+            [
+              k.id,
+              String(u.turns),
+              pct(fellBack(u), 1),
+              ...BACKOFF_LEVELS.map((l) => pct(u.levels[l] / (u.turns || 1), 1)),
+            ],
+          ]
+        : [];
+    });
+    if (rows.length)
+      lines.push(
+        `  its replies in the final evaluation, by what they came from (user turns over all seeds):`,
+        table([["condition", "turns", "backed off", ...BACKOFF_LEVELS], ...rows])
+          .split("\n")
+          .map((l) => `  ${l}`)
+          .join("\n"),
+      );
   }
   return lines;
 }

@@ -12,7 +12,10 @@ import { Rng } from "../engine/random";
 import { distinctN, klDivergence } from "../metrics/diversity";
 import { strategyMeasures } from "../metrics/strategy";
 import { NeuralSimulator } from "../simulators/neural";
-import { Humans, type UserSimulator } from "../simulators/simulator";
+import type { UserSimulator } from "../simulators/simulator";
+import { emptyUsage, type BackoffUsage } from "../simulators/empirical";
+import type { Corpora } from "./corpora";
+import { CorpusTables, corpusPanel, evaluationHumans, lmEntries } from "./corpus-simulators";
 import { CONDITIONS, type ConditionId, type ExperimentConfig } from "./config";
 import { createOpponents, TRAINS_ITS_SIMULATOR } from "./conditions";
 import { encode } from "../benchmarks/encode";
@@ -66,6 +69,11 @@ export interface SeedMetrics {
   timing?: { rlMs: number; evalMs: number };
   /** Remote panel members: how each scored (log-probs or sampled replies), its requests, fallbacks and unmapped replies; absent without them. */
   remoteSimulators?: RemoteSimulatorStats[];
+  /**
+   * Imported corpora's people (humans.corpus, corpus panel members; docs/humans.md): in the final
+   * evaluation, the user turns each answered at every back-off level, by "humans" or member name.
+   */
+  backoff?: Record<string, BackoffUsage>;
   /** The trained policy's parameters (no Adam state), for the Play page; runExperiment hands them to onPolicy and keeps them out of the report. */
   finalPolicy?: Checkpoint;
 }
@@ -195,20 +203,19 @@ async function openPanel(
   config: ExperimentConfig,
   pretrained: PretrainedSet,
   opts: ModelOptions,
+  tables: CorpusTables,
 ): Promise<{
   simulators: UserSimulator[];
+  corpusMembers: ReturnType<typeof corpusPanel>;
   remoteStats: () => RemoteSimulatorStats[];
   dispose: () => Promise<void>;
 }> {
+  const corpusMembers = corpusPanel(tables, pretrained.panel);
   // LM members first: one that fails to load fails the unit before any engine model exists
-  const lmPanel = await openLmPanel(
-    bench,
-    config,
-    pretrained.panel.flatMap((m) => (!("result" in m) ? [m] : [])),
-    backend.name,
-  );
+  const lmPanel = await openLmPanel(bench, config, lmEntries(pretrained.panel), backend.name);
   const owned: EngineModel[] = [];
   const simulators = pretrained.panel.map((m) => {
+    if ("corpus" in m) return corpusMembers.get(m.name)!;
     if (!("result" in m)) return lmPanel.simulators.get(m.name)!;
     const model = backend.createModel(m.result.checkpoint, opts);
     owned.push(model);
@@ -216,6 +223,7 @@ async function openPanel(
   });
   return {
     simulators,
+    corpusMembers,
     remoteStats: lmPanel.remoteStats,
     dispose: async () => {
       for (const m of owned) m.dispose();
@@ -261,19 +269,34 @@ export async function finalEvaluation(e: {
   opts: ModelOptions;
   policy: EngineModel;
   panel: UserSimulator[];
+  corpusMembers: ReturnType<typeof corpusPanel>;
+  newHumans: ReturnType<typeof evaluationHumans>;
   trainSims: (() => UserSimulator[]) | null;
 }): Promise<FinalMetrics> {
   const { backend, bench, config, pretrained, opts, policy } = e;
   const cap = opts.capacity;
   const T = config.rl.temperature;
-  const humans = new Humans(bench);
+  const humans = e.newHumans(); // its own, so an imported corpus' back-off counts this evaluation only
   const finalRng = Rng.seed(pretrained.seed).fork(200).fork(1); // runUnit's evalRng.fork(1)
   const human = await evaluate(bench, policy, humans, config.eval.episodes, finalRng, T, cap);
+  const backoff: Record<string, BackoffUsage> = {};
+  if (humans.usage) backoff.humans = structuredClone(humans.usage);
+  const before = new Map(
+    [...e.corpusMembers].map(([name, sim]) => [name, structuredClone(sim.usage)]),
+  );
   const heldoutByMember: Record<string, number> = {};
   for (const sim of e.panel)
     heldoutByMember[sim.name] = (
       await evaluate(bench, policy, sim, config.eval.episodes, finalRng, T, cap)
     ).outcome.success;
+  for (const [name, sim] of e.corpusMembers) {
+    const was = before.get(name)!;
+    const u = emptyUsage();
+    u.turns = sim.usage.turns - was.turns;
+    for (const l of Object.keys(u.levels) as (keyof BackoffUsage["levels"])[])
+      u.levels[l] = sim.usage.levels[l] - was.levels[l];
+    backoff[name] = u;
+  }
   let trainSuccess: number | null = null;
   let trainPlay: Awaited<ReturnType<typeof evaluate>> | null = null;
   if (e.trainSims) {
@@ -358,6 +381,7 @@ export async function finalEvaluation(e: {
     ],
     referenceKLOnPolicy,
     ...(humanPassK ? { humanPassK } : {}),
+    ...(Object.keys(backoff).length ? { backoff } : {}),
     strategyEntropy: strategies.entropy,
     strategyTypeInfo: strategies.typeInformation,
     strategyModes: strategies.modes,
@@ -377,6 +401,7 @@ export async function runUnit(
   onProgress?: (p: UnitProgress) => void,
   signal?: AbortSignal,
   gate?: () => Promise<void>, // awaited before every RL step: the app pauses and steps a run here
+  corpora: Corpora = {}, // the imported corpora the config names, by hash (corpora.ts)
 ): Promise<SeedMetrics> {
   const bench = benchmarkFor(config);
   const opts = modelOptions(bench, config);
@@ -385,8 +410,10 @@ export async function runUnit(
   const rng = Rng.seed(seed).fork(100 + CONDITIONS.indexOf(rlStream(config, condition)));
   const evalRng = Rng.seed(seed).fork(200); // the same evaluation draws for every condition
   const T = config.rl.temperature;
-  const humans = new Humans(bench);
-  const openedPanel = await openPanel(backend, bench, config, pretrained, opts);
+  const tables = new CorpusTables(bench, corpora);
+  const newHumans = evaluationHumans(tables, config);
+  const humans = newHumans();
+  const openedPanel = await openPanel(backend, bench, config, pretrained, opts, tables);
   const panel = openedPanel.simulators;
   const owned = [] as { dispose(): void }[];
   const policy = backend.createModel(pretrained.basePolicy.checkpoint, opts);
@@ -494,6 +521,8 @@ export async function runUnit(
       opts,
       policy,
       panel,
+      corpusMembers: openedPanel.corpusMembers,
+      newHumans,
       trainSims,
     });
     timing.evalMs += performance.now() - tEval;
@@ -526,13 +555,15 @@ export async function rescoreUnit(
   pretrained: PretrainedSet,
   condition: ConditionId,
   trained: Checkpoint,
+  corpora: Corpora = {}, // the imported corpora the config names, by hash (corpora.ts)
 ): Promise<
   FinalMetrics & { seed: number; evalMs: number; remoteSimulators?: RemoteSimulatorStats[] }
 > {
   const t0 = performance.now();
   const bench = benchmarkFor(config);
   const opts = modelOptions(bench, config);
-  const openedPanel = await openPanel(backend, bench, config, pretrained, opts);
+  const tables = new CorpusTables(bench, corpora);
+  const openedPanel = await openPanel(backend, bench, config, pretrained, opts, tables);
   const owned: { dispose(): void }[] = [];
   const policy = backend.createModel(trained, opts);
   owned.push(policy);
@@ -556,6 +587,8 @@ export async function rescoreUnit(
       opts,
       policy,
       panel: openedPanel.simulators,
+      corpusMembers: openedPanel.corpusMembers,
+      newHumans: evaluationHumans(tables, config),
       trainSims,
     });
     const remoteStats = [...openedPanel.remoteStats(), ...(opponents?.remoteStats?.() ?? [])];

@@ -83,6 +83,9 @@ export function jobInputs(
       if (shifted) inputs.referenceWorld = shifted;
     }
   }
+  // the reference's family learns from an imported corpus where the config names one: its content
+  const family = job.kind === "reference" || (job.kind === "ensemble" && !inputs.family);
+  if (family && c.simulator.corpus) inputs.simulatorCorpus = c.simulator.corpus.sha256 ?? null;
   if (job.kind === "panel") {
     const { prior, corpusScale, seedOffset } = c.panel[job.member];
     inputs.panelMember = { prior, corpusScale, seedOffset };

@@ -4,6 +4,7 @@
 import type { EngineBackend } from "../engine/backend";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId, ExperimentConfig } from "./config";
+import type { Corpora } from "./corpora";
 import { diagnose, type DiagnosticsReport } from "./diagnostics";
 import {
   runPretrainJob,
@@ -13,7 +14,8 @@ import {
 } from "./pretrain";
 import { rescoreUnit, runUnit, type SeedMetrics, type UnitProgress } from "./runner";
 
-export type Task =
+// `corpora`: the imported dialogue corpora the config names, by hash (corpora.ts), where it names any
+export type Task = (
   | { kind: "pretrain"; config: ExperimentConfig; job: PretrainJob }
   | { kind: "unit"; config: ExperimentConfig; pretrained: PretrainedSet; condition: ConditionId }
   | { kind: "diagnose"; config: ExperimentConfig; pretrained: PretrainedSet }
@@ -23,7 +25,8 @@ export type Task =
       pretrained: PretrainedSet;
       condition: ConditionId;
       policy: Checkpoint;
-    };
+    }
+) & { corpora?: Corpora };
 
 export type RescoreResult = Awaited<ReturnType<typeof rescoreUnit>>;
 
@@ -44,7 +47,7 @@ export async function executeTask(
 ): Promise<PretrainResult | SeedMetrics | DiagnosticsReport | RescoreResult> {
   switch (task.kind) {
     case "pretrain":
-      return runPretrainJob(backend, task.config, task.job);
+      return runPretrainJob(backend, task.config, task.job, task.corpora);
     case "unit":
       return runUnit(
         backend,
@@ -54,11 +57,19 @@ export async function executeTask(
         onProgress,
         signal,
         gate,
+        task.corpora,
       );
     case "diagnose":
-      return diagnose(backend, task.config, task.pretrained);
+      return diagnose(backend, task.config, task.pretrained, task.corpora);
     case "rescore":
-      return rescoreUnit(backend, task.config, task.pretrained, task.condition, task.policy);
+      return rescoreUnit(
+        backend,
+        task.config,
+        task.pretrained,
+        task.condition,
+        task.policy,
+        task.corpora,
+      );
   }
 }
 

@@ -19,6 +19,8 @@ import type { Executor } from "../../experiment/tasks";
 import type { BackendDecision } from "../lib/backend-choice";
 import { configDifferences } from "../../experiment/config-diff";
 import type { RunStore, StoredRun } from "../lib/run-store";
+import type { CorpusStore } from "../lib/corpus-store";
+import { loadCorpora } from "../lib/corpus-import";
 import {
   configWith,
   DEFAULT_STATE,
@@ -53,6 +55,8 @@ export interface ExperimentDeps {
   store?: RunStore;
   /** Pretrained models to load instead of pretraining (public/pretrained/). */
   pretrained?: PretrainStore;
+  /** Dialogue corpora dropped on the page, by hash (docs/humans.md). */
+  corpora?: CorpusStore;
 }
 
 /** A run that is a point of a sweep (state/sweep.svelte.ts). */
@@ -248,8 +252,8 @@ export class ExperimentState {
   async run(resume?: StoredRun, options: RunOptions = {}): Promise<RunReport | null> {
     if (this.busy) return null;
     if (resume) this.url = { ...resume.url, autorun: false };
-    const config = this.resolved.config;
-    if (!config) {
+    const named = this.resolved.config;
+    if (!named) {
       this.status = "error";
       this.error = this.resolved.error;
       return null;
@@ -270,6 +274,8 @@ export class ExperimentState {
     this.pausedAt = null;
     let executor: ControlledExecutor | null = null;
     try {
+      // the dialogue corpora the config names, from this browser's store (a missing one: why, and how to bring it)
+      const { config, corpora } = await loadCorpora(this.deps.corpora, named);
       const bench = benchmarkFor(config);
       const opts = modelOptions(bench, config);
       this.backend = await this.deps.decideBackend(
@@ -323,6 +329,7 @@ export class ExperimentState {
         store: this.deps.pretrained,
         onNote: (m) => this.note(m), // how many models came from the store, and any stored file that could not be used
         onProgress: (p) => this.#onProgress(p, stored),
+        corpora,
       });
       if (this.#stopped) throw new Error("stopped");
       if (this.backend.name !== report.env.backend)

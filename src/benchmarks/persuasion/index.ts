@@ -12,7 +12,7 @@ import * as prompts from "./lm-prompts";
 import { behaviourDialogue, createPersuasion } from "./bench";
 import { CALIBRATION_SOURCE, p4gCalibration } from "./calibration";
 import { DEFAULT_PARAMS, type PersuasionParams, type PersuasionPopulation } from "./population";
-import { donation } from "./world";
+import { AMOUNTS, donation } from "./world";
 
 const num = (min: number, max = Number.MAX_VALUE) => z.number().min(min).max(max);
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
@@ -189,5 +189,15 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
   outcome(_bench, d) {
     const given = donation(d);
     return given > 0 ? `donated $${given.toFixed(2)}` : "no donation";
+  },
+  outcomeActs: {
+    name: "donation in dollars",
+    act(value) {
+      if (!(value >= 0 && value <= AMOUNTS[AMOUNTS.length - 1]))
+        return { problem: `a donation is between $0 and $2, got ${value}` };
+      // the nearest point of the $0.50 grid, ties up (P4G's donations are binned so: p4g-load.ts)
+      return { act: `$${AMOUNTS[Math.min(AMOUNTS.length - 1, Math.floor(value * 2 + 0.5))]}` };
+    },
+    value: (_bench, d) => donation(d),
   },
 };

@@ -15,6 +15,9 @@ import {
   type P4GStrategy,
   type P4GTrait,
 } from "./p4g-stats";
+import { p4gDialogueFile, p4gDialogues, type P4GDialogues } from "./p4g-dialogues";
+import { persuasion } from "./index";
+import type { BenchmarkModule } from "../types";
 
 export const P4G_SOURCE: P4GStats["source"] = {
   corpus: "Persuasion for Good",
@@ -259,6 +262,32 @@ export function loadP4GStats(dir: string, options: LoadOptions = {}): P4GStats {
       meanPersuaderTurns: mean(dialogues.map((d) => d.persuaderTurns.size)),
     },
   };
+}
+
+/**
+ * The annotated dialogues of `dir` (full_info.csv, annotated_acts.csv) as a JSONL corpus of the
+ * benchmark's acts (p4g-dialogues.ts; docs/humans.md#persuasion-for-good).
+ */
+export function loadP4GDialogues(dir: string): P4GDialogues & { text: string } {
+  const root = resolve(dir);
+  const info = readCsv(join(root, "full_info.csv"), [
+    "B2",
+    "B4",
+    "B6",
+    "agreeable.x",
+    "care.x",
+    "rational.x",
+  ]);
+  const acts = readCsv(join(root, "annotated_acts.csv"), [
+    "dialogue_id",
+    "role",
+    "turn",
+    "persuader_label",
+    "persuadee_label",
+  ]);
+  const m = persuasion as unknown as BenchmarkModule;
+  const corpus = p4gDialogues(m, m.create(m.defaultWorld), info, acts);
+  return { ...corpus, text: p4gDialogueFile(corpus.lines) };
 }
 
 /** Rounds every non-integer number to `digits` decimals (counts stay exact), for the JSON. */

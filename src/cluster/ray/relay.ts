@@ -13,6 +13,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import cors from "@fastify/cors";
 import type { BackendName } from "../../engine/backend";
 import { ConfigError, validateConfig } from "../../experiment/config";
+import { corpusRefs } from "../../experiment/corpora";
 import { RayJobsClient, RayJobsError, type RayJobInfo } from "./jobs";
 import { plainFetch } from "./node-http";
 import { submitRun, type RunJobOptions } from "./submit";
@@ -177,6 +178,12 @@ export function buildRelay(opts: RelayOptions): FastifyInstance {
     if (body.config === undefined)
       throw new RelayError(400, "config: required (the experiment's resolved config)");
     const config = validateConfig(body.config);
+    const corpora = corpusRefs(config);
+    if (corpora.length)
+      throw new RelayError(
+        400,
+        `${corpora[0].path}: a Ray job does not carry dialogue corpora (docs/humans.md); run this experiment in the app or with collapse-lab run`,
+      );
     const { id } = await submit(client, {
       config,
       backend: body.backend as BackendName,
