@@ -49,7 +49,11 @@ export class EndpointLanguageModel implements LabLanguageModel {
     readonly client: RemoteClient,
     readonly endpoint: EndpointInfo,
   ) {
-    this.#lm = new RemoteLanguageModel(client, endpoint.model);
+    this.#lm = new RemoteLanguageModel(
+      client,
+      endpoint.model,
+      endpoint.capabilities.jsonSchema && !endpoint.actTexts,
+    );
     this.id = this.#lm.id;
     this.info = {
       id: this.id,
@@ -67,6 +71,11 @@ export class EndpointLanguageModel implements LabLanguageModel {
 
   get capabilities(): Capabilities {
     return this.endpoint.capabilities;
+  }
+
+  /** VS calls are sent the VS schema where the server's probe found response_format json_schema. */
+  get constrainsJson(): boolean {
+    return this.#lm.constrainsJson;
   }
 
   /**
