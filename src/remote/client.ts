@@ -442,12 +442,14 @@ export class RemoteClient {
 
   /**
    * Finds out once what the server offers for `model`: whether it is listed, chat log-probs, n > 1,
-   * and prompt log-probs on /completions (echo). Costs at most four tiny requests. `messages` is
-   * the chat turn to try (a server that checks its input, like `serve`, needs a valid dialogue).
+   * response_format json_schema, and prompt log-probs on /completions (echo). Costs at most five
+   * tiny requests. `messages` is the chat turn to try (a server that checks its input, like
+   * `serve`, needs a valid dialogue). `jsonSchema: false` skips that test, for a model that reads
+   * act texts (a `serve` simulator), which is never asked for JSON.
    */
   async probe(
     model: string,
-    opts: { messages?: ChatMessageIn[]; signal?: AbortSignal } = {},
+    opts: { messages?: ChatMessageIn[]; signal?: AbortSignal; jsonSchema?: boolean } = {},
   ): Promise<Capabilities> {
     const signal = opts.signal;
     const listed = await this.models(signal);
@@ -503,9 +505,11 @@ export class RemoteClient {
         if (!(e instanceof RemoteError) || e.kind === "cancelled") throw e;
         caps.notes.push(`chat log-probs: ${e.message}`);
       }
-      const js = await this.probeJsonSchema(model, messages, signal);
-      caps.jsonSchema = js.supported;
-      if (js.note) caps.notes.push(js.note);
+      if (opts.jsonSchema !== false) {
+        const js = await this.probeJsonSchema(model, messages, signal);
+        caps.jsonSchema = js.supported;
+        if (js.note) caps.notes.push(js.note);
+      }
     }
     try {
       const prompt = "Hello there";

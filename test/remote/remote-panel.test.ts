@@ -96,15 +96,14 @@ describe("a remote panel member in an experiment", () => {
     expect(
       notesB.some((n) => n.startsWith("panel member family-a:") && /chat log-probs yes/.test(n)),
     ).toBe(true); // probed once and shown
+    // an act-text member is never asked for JSON: its probe does not try response_format
+    expect(notesB.some((n) => /JSON schema no/.test(n) && !/response_format/.test(n))).toBe(true);
 
     // the key: sent (serve answers only with it), and nowhere else
     expect(served.length).toBeGreaterThan(5);
-    // every chat request answered, but the probe's test of response_format json_schema, which an
-    // act-level model refuses
-    expect(served.filter((l) => l.includes("/chat/completions") && !/ → 200/.test(l))).toEqual([
-      "POST /v1/chat/completions panel/family-a → 400",
-    ]);
-    expect(notesB.some((n) => /JSON schema no/.test(n))).toBe(true);
+    expect(
+      served.filter((l) => l.includes("/chat/completions")).every((l) => / → 200/.test(l)),
+    ).toBe(true);
     for (const text of [JSON.stringify(b), ...notesB, ...served]) expect(text).not.toContain(KEY);
     expect(JSON.stringify(b.config)).toContain(KEY_ENV); // the report names the variable, not the key
   });

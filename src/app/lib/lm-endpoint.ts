@@ -181,11 +181,11 @@ export async function connectEndpoint(
   try {
     const listed = await client.models(signal);
     const entry = listed.find((m) => m.id === model);
+    const actTexts = !!entry?.example_messages;
     const capabilities = await client.probe(model, {
       signal,
-      ...(entry?.example_messages ? { messages: entry.example_messages } : {}),
+      ...(entry?.example_messages ? { messages: entry.example_messages, jsonSchema: false } : {}),
     });
-    const actTexts = !!entry?.example_messages;
     const summary = describeCapabilities(capabilities);
     return new EndpointLanguageModel(client, {
       baseUrl: client.baseUrl,
