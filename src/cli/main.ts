@@ -46,6 +46,7 @@ import { promptRemoteKeys, registerRemoteCommands } from "./remote-commands";
 import { formatReport } from "../experiment/report-text";
 import { configFromOptions } from "./config-options";
 import { registerRayCommands } from "./ray-commands";
+import { registerReportCommand } from "./report-command";
 import { encodePolicies, mergePolicies, parsePoliciesIndex } from "../experiment/policies";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId } from "../experiment/config";
@@ -487,6 +488,7 @@ cacheCommand
   });
 
 registerRemoteCommands(program, { integer, collect, usageError });
+registerReportCommand(program, usageError);
 registerRayCommands(program, { integer, collect, usageError });
 
 /** A policies folder is replaced whole; one that holds other files than policies is refused. */
