@@ -59,7 +59,7 @@ class ServedSimulator:
     def example_messages(self) -> list[Message]:
         """A valid chat turn for this model, as the server lists it (act texts after a persona card)."""
         info = self.client.models.retrieve(self.model)
-        return list((info.model_extra or {}).get("example_messages") or [])
+        return list(getattr(info, "example_messages", None) or [])  # serve's extra field
 
     def reply(
         self,
