@@ -49,6 +49,7 @@ import { loadCorpusFiles } from "./corpus-files";
 import { registerRayCommands } from "./ray-commands";
 import { registerEvaluateCommand } from "./evaluate-command";
 import { registerSweepCommand } from "./sweep-command";
+import { registerReportCommand } from "./report-command";
 import { encodePolicies, mergePolicies, parsePoliciesIndex } from "../experiment/policies";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId } from "../experiment/config";
@@ -511,6 +512,7 @@ cacheCommand
   });
 
 registerRemoteCommands(program, { integer, collect, usageError });
+registerReportCommand(program, usageError);
 registerRayCommands(program, { integer, collect, usageError });
 registerEvaluateCommand(program, { integer, collect, usageError });
 registerSweepCommand(program, { integer, collect, usageError });

@@ -143,9 +143,13 @@ export async function checkLmPanel(
       r.mode === "vs" && (r.protocol ?? "acts") === "acts" && !r.model.endsWith(":vs")
         ? `${r.model}:vs`
         : r.model;
+    // act-text models are never asked for JSON: their probe skips response_format
     const example =
       (r.protocol ?? "acts") === "acts"
-        ? { messages: dialogueMessages(bench, exampleDialogue(bench, "user"), "user") }
+        ? {
+            messages: dialogueMessages(bench, exampleDialogue(bench, "user"), "user"),
+            jsonSchema: false,
+          }
         : {};
     const caps = await remoteClient({ ...r, retries: Math.min(r.retries ?? 2, 2) })
       .probe(model, example)

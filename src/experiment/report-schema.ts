@@ -4,6 +4,8 @@
 // Intervals and paired differences are restated from the per-seed metrics by today's rules
 // (stats.ts: uncut t intervals, the sign-flip p-value, no claim under MIN_CLAIM_SEEDS seeds), so a
 // report written under older rules reads as a new one would; every measured number stays as it is.
+// The same schema, as JSON Schema, is what other languages read a report by
+// (schema/run-report.schema.json, written by scripts/report-json-schema.ts).
 import { z } from "zod";
 import { benchmarkModule } from "../benchmarks/registry";
 import type { BenchmarkModule } from "../benchmarks/types";
@@ -12,22 +14,73 @@ import { heldoutDetail, REPORT_SCHEMA, type RunReport } from "./experiment";
 import { pairedDifference, summarize } from "./stats";
 
 const num = z.number().nullable();
-const summary = z.looseObject({ mean: z.number(), lo: z.number(), hi: z.number() });
-const point = z.looseObject({
-  step: z.number(),
-  train: num,
-  heldout: num,
-  human: num,
-  entropy: num,
-});
-const seed = z.looseObject({
-  seed: z.number(),
-  trainSuccess: z.number(),
-  heldoutSuccess: z.number(),
-  humanSuccess: z.number(),
-  policyEntropy: z.number(),
-  curve: z.array(point),
-});
+const summary = z
+  .looseObject({
+    mean: z.number(),
+    lo: z.number().describe("lower end of the 95% Student-t interval over seeds"),
+    hi: z.number().describe("upper end of the 95% Student-t interval over seeds"),
+    sd: z.number().optional().describe("sample standard deviation over seeds"),
+    n: z.number().optional().describe("seeds"),
+  })
+  .describe("a metric over seeds: its mean and 95% interval");
+// metrics added after the first reports, and differences, may be NaN (written as null)
+const summaryOrNaN = summary.extend({ mean: num, lo: num, hi: num });
+const paired = summaryOrNaN
+  .extend({
+    excludesZero: z
+      .boolean()
+      .optional()
+      .describe("the interval lies on one side of 0, with at least 4 seeds"),
+    p: z
+      .number()
+      .optional()
+      .describe(
+        "two-sided sign-flip permutation p-value over seeds; absent in reports written before it (collapse-lab restates it on reading)",
+      ),
+  })
+  .describe("a paired difference a − b over the seeds both conditions ran");
+const point = z
+  .looseObject({
+    step: z.number().describe("RL steps done"),
+    train: num.describe("success against the training simulator"),
+    heldout: num.describe("success against the held-out panel"),
+    human: num.describe("success against the humans"),
+    entropy: num.describe("the policy's mean per-turn entropy with humans, nats"),
+    reward: num.optional().describe("mean reward with humans"),
+  })
+  .describe("one evaluation during training (null: not measured, or NaN)");
+const seed = z
+  .looseObject({
+    seed: z.number(),
+    trainSuccess: z.number(),
+    heldoutSuccess: z.number(),
+    humanSuccess: z.number(),
+    policyEntropy: z.number(),
+    humanReward: num.optional(),
+    distinct2: num.optional().describe("distinct-2 over the policy's act sequences with humans"),
+    heldoutByMember: z
+      .record(z.string(), num)
+      .optional()
+      .describe("held-out success against each panel member"),
+    curve: z.array(point),
+  })
+  .describe("one seed's final metrics and its learning curve");
+const comparison = z
+  .looseObject({
+    a: z.enum(CONDITIONS),
+    b: z.enum(CONDITIONS),
+    metric: z.string().describe("the metric compared, a key of a condition's summary"),
+    difference: paired,
+    byMember: z
+      .record(z.string(), paired)
+      .optional()
+      .describe("held-out success only: the difference against each panel member"),
+    bootstrap: z
+      .looseObject({ lo: z.number(), hi: z.number(), level: z.number(), draws: z.number() })
+      .optional()
+      .describe("held-out success only: a hierarchical bootstrap interval (seeds, then members)"),
+  })
+  .describe("condition a against condition b on one metric, paired by seed");
 // where each pretrained model came from; reports recorded before the store have neither part
 const pretraining = z.array(
   z.looseObject({
@@ -50,28 +103,46 @@ const store = z.looseObject({
   trained: z.number(),
   messages: z.array(z.string()),
 });
-const ReportSchema = z.looseObject({
-  schema: z.literal(REPORT_SCHEMA),
-  config: z.unknown(),
-  env: z.looseObject({ backend: z.string(), fallback: z.string().optional() }),
-  conditions: z
-    .array(
-      z.looseObject({
-        id: z.enum(CONDITIONS),
-        seeds: z.array(seed).min(1),
-        summary: z.looseObject({
-          trainSuccess: summary,
-          heldoutSuccess: summary,
-          humanSuccess: summary,
-          policyEntropy: summary,
+export const ReportSchema = z
+  .looseObject({
+    schema: z.literal(REPORT_SCHEMA),
+    preset: z
+      .string()
+      .nullable()
+      .optional()
+      .describe("the preset run, or null for a custom config"),
+    config: z.unknown().describe("the resolved experiment config (docs/config.md)"),
+    env: z.looseObject({ backend: z.string(), fallback: z.string().optional() }),
+    conditions: z
+      .array(
+        z.looseObject({
+          id: z.enum(CONDITIONS),
+          seeds: z.array(seed).min(1),
+          summary: z.looseObject({
+            trainSuccess: summary,
+            heldoutSuccess: summary,
+            humanSuccess: summary,
+            policyEntropy: summary,
+            humanReward: summaryOrNaN.optional(),
+            distinct2: summaryOrNaN.optional(),
+          }),
         }),
-      }),
-    )
-    .min(1),
-  simulators: z.array(z.unknown()),
-  pretraining: pretraining.optional(),
-  store: store.optional(),
-});
+      )
+      .min(1),
+    comparisons: z.array(comparison).optional(),
+    simulators: z.array(z.unknown()),
+    pretraining: pretraining.optional(),
+    store: store.optional(),
+  })
+  .describe(
+    "A collapse-lab RunReport: one experiment's conditions, each over seeds, and their paired comparisons",
+  );
+
+/** The RunReport's JSON Schema (draft 2020-12), for readers in other languages. */
+export function runReportJsonSchema(): Record<string, unknown> {
+  const { $schema, ...schema } = z.toJSONSchema(ReportSchema, { io: "input" });
+  return { $schema, title: "collapse-lab RunReport", ...schema };
+}
 
 export class ReportError extends Error {
   constructor(message: string) {

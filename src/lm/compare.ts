@@ -16,6 +16,7 @@ import {
 } from "./sampling";
 import type { EmbeddingModel, Generation, LmPrompt } from "./types";
 import { parseVs, selectCandidate, type VsFormat, type VsTextSelection } from "./vs-parse";
+import { vsConstrainedMaxTokens, vsJsonSchema } from "./vs-schema";
 
 /** The benchmark's side at one dialogue state: its Direct and VS prompts, and how it reads outcomes from replies and compares them. */
 export interface ComparePrompts<Outcomes> {
@@ -79,6 +80,8 @@ export interface Comparison<Outcomes> {
   measures: CompareMeasures<Outcomes>;
   /** Why embedding diversity is missing, when it is. */
   embeddingNote: string | null;
+  /** The VS calls asked for JSON under the VS schema (a model that constrains its output). */
+  constrained: boolean;
 }
 
 export type ComparePhase = "direct" | "vs" | "measures";
@@ -153,14 +156,19 @@ export async function compareDirectVs<Outcomes>(
     arrived(rows);
   });
 
-  // VS: ⌈n/k⌉ calls of k candidates; one candidate selected per call
+  // VS: ⌈n/k⌉ calls of k candidates; one candidate selected per call. A model that constrains its
+  // output is asked for the VS schema's JSON, with room for its longest reply; the parser reads both.
   emit({ kind: "phase", phase: "vs" });
   const rng = Rng.seed(seed);
-  const vsOpts = {
-    temperature,
-    maxNewTokens: k * maxNewTokens + 16 * k + 16,
-    seed: seed + 100_003,
-  };
+  const constrained = !actReplies && lm.constrainsJson === true;
+  const vsOpts = constrained
+    ? {
+        temperature,
+        maxNewTokens: vsConstrainedMaxTokens(k, maxNewTokens),
+        seed: seed + 100_003,
+        jsonSchema: vsJsonSchema(k, maxNewTokens),
+      }
+    : { temperature, maxNewTokens: k * maxNewTokens + 16 * k + 16, seed: seed + 100_003 };
   await inBatches(Math.ceil(n / k), signal, async (first, rows) => {
     const gens = await ask(k, { ...vsOpts, n: rows, seed: vsOpts.seed + first }, first);
     const views = gens.map((g): VsCallView => {
@@ -228,7 +236,7 @@ export async function compareDirectVs<Outcomes>(
     ),
   };
   emit({ kind: "step" });
-  return { direct, vs, measures, embeddingNote: note };
+  return { direct, vs, measures, embeddingNote: note, constrained };
 }
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));

@@ -66,6 +66,8 @@ export const RecordedLmExample = z.strictObject({
     temperature: z.number(),
     maxNewTokens: z.number().int(),
     seed: z.number().int(),
+    /** The VS calls were sent the VS JSON Schema as response_format (absent in older recordings: no). */
+    constrained: z.boolean().optional(),
   }),
   prompts: z.strictObject({
     direct: z.array(z.strictObject({ role: z.string(), content: z.string() })),

@@ -2,6 +2,7 @@
 // transformers.js, running in a worker) and everything that uses real LMs: prompts, the VS
 // parser, diversity measures, γ of a real LM and the LM simulator in the toy games. Code on this
 // side of the contract is plain TypeScript and is tested with fake scorers.
+import type { JsonSchemaFormat } from "./vs-schema";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -24,6 +25,8 @@ export interface GenerateOptions {
   /** Number of independent samples. */
   n?: number;
   seed?: number;
+  /** Constrain each reply to JSON valid under this schema; only for a model whose `constrainsJson` is true. */
+  jsonSchema?: JsonSchemaFormat;
 }
 
 export interface Generation {
@@ -42,6 +45,8 @@ export interface ContinuationScore {
 /** What a loaded causal LM can do. Implemented by the transformers.js backend and by test fakes. */
 export interface LanguageModel {
   readonly id: string;
+  /** Whether `generate` honours `jsonSchema` (a server whose probe found response_format json_schema). */
+  readonly constrainsJson?: boolean;
   generate(prompt: LmPrompt, opts?: GenerateOptions): Promise<Generation[]>;
   /** Exact log p(continuation | prompt) for each continuation (one batched pass where possible). */
   score(prompt: LmPrompt, continuations: string[]): Promise<ContinuationScore[]>;

@@ -12,6 +12,7 @@
 // messages; a base URL with credentials or a query string is refused.
 import { createParser, type ParseError } from "eventsource-parser";
 import { z } from "zod";
+import type { JsonSchemaFormat } from "../lm/vs-schema";
 import { redact, RemoteError } from "./errors";
 
 export interface RemoteClientOptions {
@@ -42,11 +43,19 @@ export interface SamplingParams {
   stop?: string[];
 }
 
+/** OpenAI's response_format: free text, any JSON object, or JSON valid under a JSON Schema. */
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; json_schema: JsonSchemaFormat };
+
 export interface ChatRequest extends SamplingParams {
   model: string;
   messages: ChatMessageIn[];
   logprobs?: boolean;
   top_logprobs?: number;
+  /** Send json_schema only where the probe found `jsonSchema`: other servers ignore or refuse it. */
+  response_format?: ResponseFormat;
 }
 
 export interface CompletionRequest extends SamplingParams {
@@ -151,6 +160,7 @@ export interface Capabilities {
   completions: boolean;
   echoLogprobs: boolean; // /completions with echo returns the prompt's token log-probs with offsets
   promptLogprobs: boolean; // /completions offers vLLM's prompt_logprobs (used where echo has no offsets)
+  jsonSchema: boolean; // chat with response_format json_schema returns JSON valid under the schema
   notes: string[];
 }
 
@@ -158,12 +168,37 @@ export function describeCapabilities(c: Capabilities): string {
   const yes = (b: boolean) => (b ? "yes" : "no");
   return [
     `${c.baseUrl}: model ${c.model} (${c.models.length} listed)`,
-    `chat ${yes(c.chat)}, chat log-probs ${yes(c.chatLogprobs)}, n > 1 ${yes(c.n)}, completions ${yes(c.completions)}, prompt log-probs (echo) ${yes(c.echoLogprobs)}, prompt_logprobs ${yes(c.promptLogprobs)}`,
+    `chat ${yes(c.chat)}, chat log-probs ${yes(c.chatLogprobs)}, n > 1 ${yes(c.n)}, completions ${yes(c.completions)}, prompt log-probs (echo) ${yes(c.echoLogprobs)}, prompt_logprobs ${yes(c.promptLogprobs)}, JSON schema ${yes(c.jsonSchema)}`,
     ...c.notes.map((n) => `  – ${n}`),
   ].join("\n");
 }
 
 // ── the client ────────────────────────────────────────────────────────────────────────────────
+
+// The probe's test of response_format json_schema: a reply that must be {"answer": "yes" | "no"}.
+// A server that constrains its output returns exactly that; one that ignores the format answers
+// the chat turn in words (or in the act text of a `serve` simulator).
+const PROBE_SCHEMA: JsonSchemaFormat = {
+  name: "probe",
+  strict: true,
+  schema: {
+    type: "object",
+    properties: { answer: { type: "string", enum: ["yes", "no"] } },
+    required: ["answer"],
+    additionalProperties: false,
+  },
+};
+
+/** Whether a reply is the probe schema's JSON: an object with only an answer of yes or no. */
+function answersProbe(content: string | null): boolean {
+  const v = safeJson((content ?? "").trim()) as Record<string, unknown> | undefined;
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    Object.keys(v).length === 1 &&
+    (v.answer === "yes" || v.answer === "no")
+  );
+}
 
 /** Checks and normalises a base URL: http(s), no credentials, no query or fragment, no trailing slash. */
 export function normaliseBaseUrl(baseUrl: string): string {
@@ -428,12 +463,14 @@ export class RemoteClient {
 
   /**
    * Finds out once what the server offers for `model`: whether it is listed, chat log-probs, n > 1,
-   * and prompt log-probs on /completions (echo). Costs at most four tiny requests. `messages` is
-   * the chat turn to try (a server that checks its input, like `serve`, needs a valid dialogue).
+   * response_format json_schema, and prompt log-probs on /completions (echo). Costs at most five
+   * tiny requests. `messages` is the chat turn to try (a server that checks its input, like
+   * `serve`, needs a valid dialogue). `jsonSchema: false` skips that test, for a model that reads
+   * act texts (a `serve` simulator), which is never asked for JSON.
    */
   async probe(
     model: string,
-    opts: { messages?: ChatMessageIn[]; signal?: AbortSignal } = {},
+    opts: { messages?: ChatMessageIn[]; signal?: AbortSignal; jsonSchema?: boolean } = {},
   ): Promise<Capabilities> {
     const signal = opts.signal;
     const listed = await this.models(signal);
@@ -453,6 +490,7 @@ export class RemoteClient {
       completions: false,
       echoLogprobs: false,
       promptLogprobs: false,
+      jsonSchema: false,
       notes: [],
     };
     const messages: ChatMessageIn[] = opts.messages ??
@@ -488,6 +526,11 @@ export class RemoteClient {
         if (!(e instanceof RemoteError) || e.kind === "cancelled") throw e;
         caps.notes.push(`chat log-probs: ${e.message}`);
       }
+      if (opts.jsonSchema !== false) {
+        const js = await this.probeJsonSchema(model, messages, signal);
+        caps.jsonSchema = js.supported;
+        if (js.note) caps.notes.push(js.note);
+      }
     }
     try {
       const prompt = "Hello there";
@@ -521,6 +564,40 @@ export class RemoteClient {
         );
     }
     return caps;
+  }
+
+  /**
+   * Whether the server constrains chat replies to a JSON Schema (response_format json_schema): one
+   * tiny request whose reply must be the probe schema's JSON. A server that refuses the format, or
+   * answers anything else, does not.
+   */
+  async probeJsonSchema(
+    model: string,
+    messages: ChatMessageIn[],
+    signal?: AbortSignal,
+  ): Promise<{ supported: boolean; note?: string }> {
+    try {
+      const r = await this.chat(
+        {
+          model,
+          messages,
+          max_tokens: 24,
+          temperature: 0,
+          seed: 0,
+          response_format: { type: "json_schema", json_schema: PROBE_SCHEMA },
+        },
+        signal,
+      );
+      if (answersProbe(r.choices[0].message.content)) return { supported: true };
+      return {
+        supported: false,
+        note: "response_format json_schema is not honoured (the reply is not the schema's JSON): VS replies are read by the tolerant parser alone",
+      };
+    } catch (e) {
+      if (!(e instanceof RemoteError) || e.kind === "cancelled" || e.kind === "unauthorised")
+        throw e;
+      return { supported: false, note: `response_format json_schema: ${e.message}` };
+    }
   }
 
   // ── plumbing ──────────────────────────────────────────────────────────────────────────────

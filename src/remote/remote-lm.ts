@@ -107,9 +107,11 @@ export async function chatReplies(
 export class RemoteLanguageModel implements LanguageModel {
   readonly id: string;
 
+  /** `constrainsJson`: the server honours response_format json_schema (its probe's `jsonSchema`). */
   constructor(
     readonly client: RemoteClient,
     readonly model: string,
+    readonly constrainsJson = false,
   ) {
     this.id = `${model} @ ${client.baseUrl}`;
   }
@@ -117,6 +119,7 @@ export class RemoteLanguageModel implements LanguageModel {
   /**
    * `control.signal` cancels the request (a RemoteError of kind "cancelled"); `control.onText`
    * streams a chat prompt's replies as they are written (chatReplies: the same replies).
+   * `opts.jsonSchema` is sent as response_format to chat prompts, whatever `constrainsJson` says.
    */
   async generate(
     prompt: LmPrompt,
@@ -133,16 +136,21 @@ export class RemoteLanguageModel implements LanguageModel {
       max_tokens: opts.maxNewTokens ?? 128,
     };
     if ("chat" in prompt) {
+      const chat = {
+        ...sampling,
+        messages: prompt.chat,
+        ...(opts.jsonSchema
+          ? { response_format: { type: "json_schema" as const, json_schema: opts.jsonSchema } }
+          : {}),
+      };
       // with the replies' log-probs where the server gives them, without where not
-      const replies = await chatReplies(
-        this.client,
-        { ...sampling, messages: prompt.chat, logprobs: true },
-        control,
-      ).catch((e: unknown) => {
-        if (e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "bad-request"))
-          return chatReplies(this.client, { ...sampling, messages: prompt.chat }, control);
-        throw e;
-      });
+      const replies = await chatReplies(this.client, { ...chat, logprobs: true }, control).catch(
+        (e: unknown) => {
+          if (e instanceof RemoteError && (e.kind === "no-logprobs" || e.kind === "bad-request"))
+            return chatReplies(this.client, chat, control);
+          throw e;
+        },
+      );
       return replies.map((c) => {
         const toks = c.logprobs ?? [];
         return {

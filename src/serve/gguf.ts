@@ -13,9 +13,15 @@
 //
 // A reply can be watched as it is written (TextStreamHooks: each piece of text once its tokens
 // decode to whole characters) and stopped by an AbortSignal; the text is the same either way.
+//
+// A reply can be constrained to JSON (OpenAI's response_format): any JSON object, or JSON valid
+// under a JSON Schema (json-grammar.ts says which keywords), by node-llama-cpp's grammars, which
+// llama.cpp applies while sampling. Such a grammar ends the JSON with newlines that stop the
+// reply; they are not part of its text.
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { grammarSchema, UnsupportedSchemaError } from "./json-grammar";
 
 /** Where scripts/real-lm.sh installs node-llama-cpp (and the GGUF), unless COLLAPSE_LAB_REAL_LM_DIR says otherwise. */
 export const REAL_LM_DIR = resolve(
@@ -31,6 +37,10 @@ export interface TextMessage {
   content: string;
 }
 
+/** A reply constrained to a JSON object, or to JSON valid under a JSON Schema. */
+export type TextFormat =
+  { type: "json_object" } | { type: "json_schema"; schema: Record<string, unknown> };
+
 export interface TextSampling {
   n: number;
   seed: number;
@@ -40,6 +50,8 @@ export interface TextSampling {
   maxTokens: number | null;
   /** Top alternatives per token with log-probs; null: no log-probs. */
   topLogprobs: number | null;
+  /** Absent or null: free text. */
+  format?: TextFormat | null;
 }
 
 export interface TokenLogprob {
@@ -87,6 +99,8 @@ export interface ServedTextModel {
 export class RealLmMissingError extends Error {}
 /** The request does not fit the model (too long for its context): the client's fault, a 400. */
 export class TextRequestError extends Error {}
+/** The request's response_format cannot be enforced (a JSON Schema keyword the grammar lacks): a 400. */
+export class TextFormatError extends TextRequestError {}
 /** The hooks' signal stopped the generation. */
 export class TextAbortedError extends Error {}
 
@@ -109,12 +123,22 @@ interface NlcContext {
   getSequence(): NlcSequence;
   dispose(): Promise<void>;
 }
+interface NlcGrammar {
+  stopGenerationTriggers: readonly unknown[];
+}
 interface NlcSequence {
   clearHistory(): Promise<void>;
   evaluateWithMetadata(
     tokens: Token[],
     metadata: { confidence: boolean; probabilities: boolean },
-    options: { temperature: number; topP: number; topK: number; minP: number; seed: number },
+    options: {
+      temperature: number;
+      topP: number;
+      topK: number;
+      minP: number;
+      seed: number;
+      grammarEvaluationState?: unknown;
+    },
   ): AsyncGenerator<{ token: Token; confidence?: number; probabilities?: Map<Token, number> }>;
 }
 type ChatHistoryItem =
@@ -122,11 +146,13 @@ type ChatHistoryItem =
   | { type: "user"; text: string }
   | { type: "model"; response: string[] };
 interface NlcModule {
-  getLlama(o: {
-    gpu: false;
-    build: "never";
-    logLevel: string;
-  }): Promise<{ loadModel(o: { modelPath: string }): Promise<NlcModel>; dispose(): Promise<void> }>;
+  getLlama(o: { gpu: false; build: "never"; logLevel: string }): Promise<{
+    loadModel(o: { modelPath: string }): Promise<NlcModel>;
+    createGrammarForJsonSchema(schema: object): Promise<NlcGrammar>;
+    getGrammarFor(type: "json"): Promise<NlcGrammar>;
+    dispose(): Promise<void>;
+  }>;
+  LlamaGrammarEvaluationState: new (o: { model: NlcModel; grammar: NlcGrammar }) => unknown;
   resolveChatWrapper(model: NlcModel): {
     wrapperName: string;
     generateContextState(o: { chatHistory: ChatHistoryItem[] }): {
@@ -185,13 +211,46 @@ export async function loadGgufModel(
   const piece = (t: Token) => model.detokenize([t]);
   let chain: Promise<unknown> = Promise.resolve();
 
+  // compiled grammars by schema (a client sends the same few schemas again and again)
+  const grammars = new Map<string, Promise<NlcGrammar>>();
+  async function grammarFor(format: TextFormat): Promise<NlcGrammar> {
+    let schema: object | null = null;
+    if (format.type === "json_schema") {
+      try {
+        schema = grammarSchema(format.schema);
+      } catch (e) {
+        if (e instanceof UnsupportedSchemaError)
+          throw new TextFormatError(`response_format.json_schema.schema: ${e.message}`);
+        throw e;
+      }
+    }
+    const key = JSON.stringify(schema);
+    let g = grammars.get(key);
+    if (!g) {
+      if (grammars.size >= 64) grammars.delete(grammars.keys().next().value!);
+      g = schema ? llama.createGrammarForJsonSchema(schema) : llama.getGrammarFor("json");
+      grammars.set(key, g);
+      g.catch(() => grammars.delete(key));
+    }
+    return g.catch((e: unknown) => {
+      throw new TextFormatError(
+        `response_format: the JSON Schema cannot be made into a grammar (${(e as Error)?.message ?? String(e)})`,
+      );
+    });
+  }
+
   async function one(
     prompt: Token[],
     s: TextSampling & { maxTokens: number },
     index: number,
     hooks: TextStreamHooks,
+    grammar: NlcGrammar | null,
   ): Promise<TextChoice> {
     await sequence.clearHistory();
+    // a grammar's JSON is followed by newlines that stop the reply (its stop triggers); the text
+    // shown and returned leaves out the whitespace at its end, which is all the grammar allows there
+    const stops = (grammar?.stopGenerationTriggers ?? []).map(String).filter((t) => t !== "");
+    const visible = (text: string) => (grammar ? text.trimEnd() : text);
     const out: Token[] = [];
     const logprobs: TokenLogprob[] | null = s.topLogprobs === null ? null : [];
     // streamed pieces: the text decoded so far, sent once it no longer ends inside a character
@@ -200,7 +259,7 @@ export async function loadGgufModel(
     let pendingFrom = 0;
     const flush = (final: boolean) => {
       if (!hooks.onText) return;
-      const text = model.detokenize(out);
+      const text = visible(model.detokenize(out));
       if (!final && (text.endsWith("\uFFFD") || !text.startsWith(sent))) return;
       const piece = text.startsWith(sent) ? text.slice(sent.length) : "";
       if (!piece && !(final && logprobs && pendingFrom < logprobs.length)) return;
@@ -216,6 +275,9 @@ export async function loadGgufModel(
       topK: 0,
       minP: 0,
       seed: (s.seed + index) >>> 0,
+      ...(grammar
+        ? { grammarEvaluationState: new nlc.LlamaGrammarEvaluationState({ model, grammar }) }
+        : {}),
     };
     // the whole distribution (a map over the vocabulary per token) only when alternatives are asked for
     const metadata = { confidence: logprobs !== null, probabilities: (s.topLogprobs ?? 0) > 0 };
@@ -232,6 +294,10 @@ export async function loadGgufModel(
           : [];
         logprobs.push({ token: piece(r.token), logprob: lp(r.confidence ?? 0), top });
       }
+      if (stops.length) {
+        const text = model.detokenize(out);
+        if (stops.some((t) => text.endsWith(t))) break;
+      }
       if (out.length >= s.maxTokens) {
         finish = "length";
         break;
@@ -240,7 +306,7 @@ export async function loadGgufModel(
     }
     flush(true);
     const choice: TextChoice = {
-      text: model.detokenize(out),
+      text: visible(model.detokenize(out)),
       finish,
       tokens: out.length,
       logprobs,
@@ -270,11 +336,12 @@ export async function loadGgufModel(
         throw new TextRequestError(
           `the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) exceed the context of ${context.contextSize} tokens`,
         );
+      const grammar = s.format ? await grammarFor(s.format) : null;
       const run = chain.then(async () => {
         const choices: TextChoice[] = [];
         for (let i = 0; i < s.n; i++) {
           if (hooks.signal?.aborted) throw new TextAbortedError("the generation was stopped");
-          choices.push(await one(prompt, { ...s, maxTokens }, i, hooks));
+          choices.push(await one(prompt, { ...s, maxTokens }, i, hooks, grammar));
         }
         return { promptTokens: prompt.length, choices };
       });

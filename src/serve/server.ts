@@ -16,6 +16,10 @@
 // A real LM (`textModels`, e.g. a GGUF through gguf.ts) is served beside them, or alone: its
 // chat turns are free text through the model's chat template, its replies sampled text.
 //
+// A text model's reply can be constrained to JSON with `response_format` (json_object, or
+// json_schema with a JSON Schema), as OpenAI's API does; the act-level models refuse it (their
+// replies are act texts, and their :vs twins' already the VS JSON).
+//
 // With `apiKey`, every request must carry it as a bearer token (compared in constant time); the
 // key is never logged. CORS answers only the configured origins.
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
@@ -34,6 +38,7 @@ import {
 } from "../simulators/act-text";
 import type { ServedModel, ServedWorld } from "./models";
 import {
+  TextFormatError,
   TextRequestError,
   type ServedTextModel,
   type TextChoice,
@@ -80,6 +85,25 @@ const ChatBody = z.looseObject({
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
   vs_k: z.number().int().min(1).max(64).optional(),
+  response_format: z
+    .discriminatedUnion(
+      "type",
+      [
+        z.looseObject({ type: z.literal("text") }),
+        z.looseObject({ type: z.literal("json_object") }),
+        z.looseObject({
+          type: z.literal("json_schema"),
+          json_schema: z.looseObject({
+            name: z.string().min(1),
+            schema: z.record(z.string(), z.unknown()),
+            strict: z.boolean().nullish(),
+            description: z.string().nullish(),
+          }),
+        }),
+      ],
+      { error: "type must be one of text, json_object, json_schema" },
+    )
+    .nullish(),
 });
 type ChatBody = z.infer<typeof ChatBody>;
 
@@ -203,11 +227,13 @@ function textUsage(r: { promptTokens: number; choices: TextChoice[] }) {
   };
 }
 
-/** A request the text model cannot take (too long for its context) is a 400. */
+/** A request the text model cannot take (too long for its context, a format it cannot enforce) is a 400. */
 const refusedText = (e: unknown) =>
-  e instanceof TextRequestError
-    ? new HttpError(400, e.message, "context_length_exceeded", "messages")
-    : e;
+  e instanceof TextFormatError
+    ? new HttpError(400, e.message, "invalid_request", "response_format")
+    : e instanceof TextRequestError
+      ? new HttpError(400, e.message, "context_length_exceeded", "messages")
+      : e;
 
 interface Choice {
   index: number;
@@ -355,6 +381,13 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
     if (!model || !world) throw modelNotFound(body.model);
     const { bench } = world;
     const V = bench.acts.length;
+    if (body.response_format && body.response_format.type !== "text")
+      throw new HttpError(
+        400,
+        `response_format ${body.response_format.type} is for text models; ${body.model} answers act texts${vsFormat ? " (in the Verbalized Sampling JSON format already)" : ""}`,
+        "invalid_request",
+        "response_format",
+      );
     if (vsFormat && body.logprobs)
       throw new HttpError(
         400,
@@ -465,13 +498,20 @@ export function buildServer(opts: ServeOptions): FastifyInstance {
       role: x.role === "developer" ? ("system" as const) : x.role,
       content: x.content,
     }));
-    const sampling = {
+    const rf = body.response_format;
+    const sampling: TextSampling = {
       n: body.n ?? 1,
       seed,
       temperature: body.temperature ?? 1,
       topP: body.top_p ?? 1,
       maxTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
       topLogprobs: body.logprobs ? topK : null,
+      format:
+        rf?.type === "json_schema"
+          ? { type: "json_schema", schema: rf.json_schema.schema }
+          : rf?.type === "json_object"
+            ? { type: "json_object" }
+            : null,
     };
     if (body.stream) return streamText(m, body, reply, seed, messages, sampling);
     const r = await m.chat(messages, sampling).catch((e: unknown) => {

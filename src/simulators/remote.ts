@@ -18,12 +18,15 @@
 // benchmark's VS prompt (text) — reads the reply with the existing VS parser and maps each
 // candidate to an act; the state's distribution is the candidates' (by count for `random`
 // selection, by stated probability for `prob`; the parser merges candidates with the same text,
-// as it does in the LM lab, so `random` picks among distinct texts). Replies are then drawn from the distribution with
+// as it does in the LM lab, so `random` picks among distinct texts); with the text protocol, a server
+// that honours response_format json_schema (asked once, by the probe's test request) is sent the VS
+// schema, so its replies parse. Replies are then drawn from the distribution with
 // the Rng the rollout passes, so the numbers are a function of config, seeds and the server's replies.
 import type { Benchmark, BenchmarkLm, Dialogue, Persona } from "../benchmarks/types";
 import { benchmarkModule } from "../benchmarks/registry";
 import type { Rng } from "../engine/random";
 import { parseVs } from "../lm/vs-parse";
+import { vsConstrainedMaxTokens, vsJsonSchema } from "../lm/vs-schema";
 import { cardPersonas, drawRows, type UserSimulator } from "./simulator";
 import { allowedActs, dialogueMessages, matchAct } from "./act-text";
 import { RemoteClient, type ChatMessageIn, type ChatRequest } from "../remote/client";
@@ -88,6 +91,9 @@ function stateSeed(key: string, base: number): number {
   return (h >>> 0) & 0x7fffffff;
 }
 
+/** Tokens a VS candidate's text may take. */
+const VS_REPLY_TOKENS = 64;
+
 const words = (s: string) => s.toLowerCase().match(/[a-z0-9$.]+/g) ?? [];
 
 export class RemoteSimulator implements UserSimulator {
@@ -97,6 +103,7 @@ export class RemoteSimulator implements UserSimulator {
   readonly #cache = new Map<string, Promise<Float64Array>>();
   #useLogprobs: boolean;
   #maxN = 64; // replies asked for in one request (servers cap n; llama.cpp allows only 1)
+  #constrains: Promise<boolean> | null = null; // vs, text: the server honours response_format json_schema
   readonly #scorer: RemoteLanguageModel;
   #active = 0;
   #waiting: (() => void)[] = [];
@@ -312,14 +319,25 @@ export class RemoteSimulator implements UserSimulator {
     const acts = this.opts.protocol === "acts";
     const model =
       acts && !this.opts.model.endsWith(":vs") ? `${this.opts.model}:vs` : this.opts.model;
+    const messages = this.#messages(d, "vs");
+    const constrained = !acts && (await this.#constrainsJson(messages));
+    const k = this.opts.k;
     const req = {
       model,
-      messages: this.#messages(d, "vs"),
+      messages,
       n: 1,
       temperature: this.opts.temperature,
       seed,
-      max_tokens: 64 * this.opts.k,
-      ...(acts ? { vs_k: this.opts.k } : {}),
+      max_tokens: constrained ? vsConstrainedMaxTokens(k, VS_REPLY_TOKENS) : VS_REPLY_TOKENS * k,
+      ...(acts ? { vs_k: k } : {}),
+      ...(constrained
+        ? {
+            response_format: {
+              type: "json_schema" as const,
+              json_schema: vsJsonSchema(k, VS_REPLY_TOKENS),
+            },
+          }
+        : {}),
     };
     const r = await this.client.chat(req);
     const parsed = parseVs(r.choices[0].message.content ?? "", { k: this.opts.k });
@@ -332,6 +350,15 @@ export class RemoteSimulator implements UserSimulator {
     }
     this.stats.sampledStates++;
     return this.#orUniform(row, allowed);
+  }
+
+  /** Whether the server honours response_format json_schema: the probe's test, once per simulator. */
+  #constrainsJson(messages: ChatMessageIn[]): Promise<boolean> {
+    this.#constrains ??= this.client
+      .probeJsonSchema(this.opts.model, messages)
+      .then((r) => r.supported);
+    this.#constrains.catch(() => (this.#constrains = null)); // asked again after a failure
+    return this.#constrains;
   }
 
   #messages(d: Dialogue, kind: "direct" | "vs"): ChatMessageIn[] {

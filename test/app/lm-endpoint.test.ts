@@ -42,6 +42,8 @@ interface FakeServer {
     n?: number;
     stream?: boolean;
     maxTokens?: number;
+    /** The request carried a response_format (the probe's test of json_schema). */
+    responseFormat?: boolean;
   }[];
   hold?: Promise<void>;
   /** While set, every streamed reply pauses after its first piece until it resolves. */
@@ -124,6 +126,7 @@ async function fakeServer(opts: { key?: string } = {}): Promise<FakeServer> {
           n: b.n as number | undefined,
           stream: b.stream as boolean | undefined,
           maxTokens: b.max_tokens as number | undefined,
+          responseFormat: b.response_format !== undefined,
         });
         if (opts.key && req.headers.authorization !== `Bearer ${opts.key}`)
           return send(res, 401, { error: { message: "bad key" } });
@@ -479,9 +482,12 @@ describe("the LM lab on an endpoint", () => {
       const firstOnly = await run("fake-stream-first", new EndpointHost());
       expect(firstOnly.direct).toEqual(plain.direct);
       expect(firstOnly.vs).toEqual(plain.vs);
-      // the probe's requests ask for one token; each of the run's 4 requests went again unstreamed
+      // the probe's requests ask for one token or a response_format; each of the run's 4 requests went again unstreamed
       expect(
-        open.seen.filter((s) => s.path === "/chat/completions" && !s.stream && s.maxTokens! > 1),
+        open.seen.filter(
+          (s) =>
+            s.path === "/chat/completions" && !s.stream && s.maxTokens! > 1 && !s.responseFormat,
+        ),
       ).toHaveLength(4);
 
       open.seen.length = 0;

@@ -2,7 +2,7 @@
 // prompts and outcomes made up here: n Direct rows and ⌈n/k⌉ VS calls in batches, with the prompts,
 // options and seeds handed in; the replies parsed, selected and measured as the measures module
 // measures them (the unique share by hand); progress steps that add up; the same seed giving the
-// same run; act-text replies instead of the prompts; streaming only when asked; a cancel between
+// same run; the VS schema for a model that constrains its output; act-text replies instead of the prompts; streaming only when asked; a cancel between
 // batches; and why embedding diversity is missing when it is.
 import { describe, expect, it } from "vitest";
 import {
@@ -17,6 +17,7 @@ import {
 import { BATCH, type GenerateControl } from "../../src/lm/sampling";
 import { distinctScores, embeddingDiversity } from "../../src/lm/measures";
 import type { LmPrompt } from "../../src/lm/types";
+import { vsConstrainedMaxTokens, vsJsonSchema } from "../../src/lm/vs-schema";
 import { FakeEmbedder, FakeLm } from "../app/lm-lab.fakes";
 
 const DIRECT: LmPrompt = { chat: [{ role: "user", content: "Reply once." }] };
@@ -93,6 +94,19 @@ describe("Direct vs VS", () => {
       r.vs.every((c) => c.format === "json" && c.candidates.length === 4 && c.selected !== null),
     ).toBe(true);
     expect(r.vs[0].candidates.map((c) => c.outcome)).toEqual([1, null, 2, 3]);
+  });
+
+  it("a model that constrains its output gets the VS schema and room for its longest reply on VS calls only", async () => {
+    const plain = await run().result;
+    expect(plain.constrained).toBe(false);
+    const lm = Object.assign(collapsed(), { constrainsJson: true });
+    const r = await run({ lm }).result;
+    expect(r.constrained).toBe(true);
+    const vs = lm.calls.filter((c) => isVs(c.prompt));
+    expect(vs[0].opts.jsonSchema).toEqual(vsJsonSchema(4, 30));
+    expect(vs[0].opts.maxNewTokens).toBe(vsConstrainedMaxTokens(4, 30));
+    expect(lm.calls.filter((c) => !isVs(c.prompt)).every((c) => !c.opts.jsonSchema)).toBe(true);
+    expect(r.vs.map((c) => c.candidates)).toEqual(plain.vs.map((c) => c.candidates));
   });
 
   it("measures each set as the measures module does: collapsed Direct, diverse VS", async () => {

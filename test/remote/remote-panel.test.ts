@@ -96,6 +96,8 @@ describe("a remote panel member in an experiment", () => {
     expect(
       notesB.some((n) => n.startsWith("panel member family-a:") && /chat log-probs yes/.test(n)),
     ).toBe(true); // probed once and shown
+    // an act-text member is never asked for JSON: its probe does not try response_format
+    expect(notesB.some((n) => /JSON schema no/.test(n) && !/response_format/.test(n))).toBe(true);
 
     // the key: sent (serve answers only with it), and nowhere else
     expect(served.length).toBeGreaterThan(5);

@@ -305,6 +305,7 @@ describe.skipIf(!HAVE_REAL_LM)(
         completions: false,
         echoLogprobs: false,
         promptLogprobs: false,
+        jsonSchema: true,
       });
       const lm = new RemoteLanguageModel(client, MODEL);
       const gens = await lm.generate(

@@ -49,7 +49,11 @@ export class EndpointLanguageModel implements LabLanguageModel {
     readonly client: RemoteClient,
     readonly endpoint: EndpointInfo,
   ) {
-    this.#lm = new RemoteLanguageModel(client, endpoint.model);
+    this.#lm = new RemoteLanguageModel(
+      client,
+      endpoint.model,
+      endpoint.capabilities.jsonSchema && !endpoint.actTexts,
+    );
     this.id = this.#lm.id;
     this.info = {
       id: this.id,
@@ -67,6 +71,11 @@ export class EndpointLanguageModel implements LabLanguageModel {
 
   get capabilities(): Capabilities {
     return this.endpoint.capabilities;
+  }
+
+  /** VS calls are sent the VS schema where the server's probe found response_format json_schema. */
+  get constrainsJson(): boolean {
+    return this.#lm.constrainsJson;
   }
 
   /**
@@ -172,11 +181,11 @@ export async function connectEndpoint(
   try {
     const listed = await client.models(signal);
     const entry = listed.find((m) => m.id === model);
+    const actTexts = !!entry?.example_messages;
     const capabilities = await client.probe(model, {
       signal,
-      ...(entry?.example_messages ? { messages: entry.example_messages } : {}),
+      ...(entry?.example_messages ? { messages: entry.example_messages, jsonSchema: false } : {}),
     });
-    const actTexts = !!entry?.example_messages;
     const summary = describeCapabilities(capabilities);
     return new EndpointLanguageModel(client, {
       baseUrl: client.baseUrl,

@@ -98,6 +98,8 @@ export interface CompareResult {
   requests: number | null;
   /** Why embedding diversity is missing, when it is. */
   embeddingNote: string | null;
+  /** VS calls were asked for the VS schema's JSON (a server that constrains its output). */
+  constrained: boolean;
   status: "running" | "done" | "cancelled" | "error";
   seconds: number | null;
 }
@@ -544,6 +546,7 @@ export class LmLabState {
       vs: [],
       measures: null,
       embeddingNote: null,
+      constrained: false,
       requests: null,
       status: "running",
       seconds: null,
