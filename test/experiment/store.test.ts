@@ -78,6 +78,7 @@ const STORED_PRESETS = [
   "persuasion-smoke",
   "persuasion-quick",
   "persuasion-paper",
+  "persuasion-shifted",
   "service-smoke",
   "service-quick",
   "cooperation-smoke",
