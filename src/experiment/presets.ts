@@ -96,12 +96,12 @@ export const PRESETS: Preset[] = [
     overrides: QUICK,
   },
   {
-    id: "persuasion-shifted",
+    id: "persuasion-shifted-paper",
     benchmark: "persuasion",
-    scale: "quick",
+    scale: "paper",
     title: "Persuasion — a reference that is not the humans",
     description:
-      "persuasion-quick's conditions and budget on 20 far seeds (1000–1019), with the reference simulator pretrained on a base model's users instead of the humans (type prior reversed, cards and replies half as telling), so that VS is no oracle for the humans; its models are in the store, and it takes about 15 minutes on two cores",
+      "persuasion-quick's conditions and budget on 20 far seeds (1000–1019), with the reference simulator pretrained on a base model's users instead of the humans (type prior reversed, cards and replies half as telling), so that VS is no oracle for the humans; its models are in the store, and training takes about 45 minutes on two busy cores",
     overrides: merge(QUICK, {
       seeds: 20,
       seedBase: 1000,

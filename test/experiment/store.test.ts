@@ -78,7 +78,7 @@ const STORED_PRESETS = [
   "persuasion-smoke",
   "persuasion-quick",
   "persuasion-paper",
-  "persuasion-shifted",
+  "persuasion-shifted-paper",
   "service-smoke",
   "service-quick",
   "cooperation-smoke",

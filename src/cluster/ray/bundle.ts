@@ -37,7 +37,9 @@ export async function bundleNodeEntry(): Promise<Uint8Array> {
     write: false,
     logLevel: "silent",
     legalComments: "none",
-    external: ["webgpu"], // a native addon: shipped beside the bundle in node_modules/ when a job needs it
+    // webgpu: a native addon, shipped beside the bundle in node_modules/ when a job needs it;
+    // transformers-ort: the browser's wasm URLs (a Vite plugin), never imported under Node
+    external: ["webgpu", "transformers-ort:*"],
     // CommonJS dependencies call require(); an ES module has none of its own
     banner: {
       js: 'import { createRequire as __collapseLabRequire } from "node:module"; const require = __collapseLabRequire(import.meta.url);',
