@@ -21,6 +21,7 @@ import { createBackend } from "../../src/engine/backends/index";
 import type { TaskCache } from "../../src/experiment/experiment";
 import { parseReport } from "../../src/experiment/report-schema";
 import {
+  EFFECT_METRICS,
   gridPoints,
   parseSweep,
   summarizeSweep,
@@ -106,7 +107,9 @@ describe("a sweep run from the app", () => {
     const reports = summary.points.map((p) => stores.runs.get(record.plan!.runs[p.name])!.report!);
     expect(reports.map((r) => r.config.simulator.gamma)).toEqual([1, 4]);
     expect(summary.points[1].comparisons).toEqual(
-      reports[1].comparisons.map(({ a, b, metric, difference }) => ({ a, b, metric, difference })),
+      reports[1].comparisons
+        .filter((c) => (EFFECT_METRICS as readonly string[]).includes(c.metric)) // the headline ones
+        .map(({ a, b, metric, difference }) => ({ a, b, metric, difference })),
     );
     expect(summary.points[1].cost?.baseline).toBe("simulator.gamma=1");
     expect(sweeps.shown?.id).toBe(record.id);

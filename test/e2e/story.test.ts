@@ -154,6 +154,7 @@ describe("layout", () => {
       lm: '[data-testid="lm-page"]',
       play: '[data-testid="play-start"], [data-testid="play-unavailable"]',
       remote: '[data-testid="remote-page"]',
+      sweeps: '[data-testid="sweeps-page"]',
     };
     const { page, errors } = await open("./");
     const wide: string[] = [];
