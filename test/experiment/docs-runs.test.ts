@@ -70,7 +70,7 @@ describe("docs/runs", () => {
   it("every report docs/science.md cites by path is in the repository (and listed, under docs/runs)", () => {
     const text = readFileSync(join(ROOT, "docs/science.md"), "utf8");
     const cited = [
-      ...text.matchAll(/(docs\/runs\/[\w./-]+\.json|public\/recorded\/[\w.-]+\.json)/g),
+      ...text.matchAll(/(docs\/runs\/[\w./-]+\.json|public\/recorded\/[\w./=-]+\.json)/g),
     ].map((m) => m[1]);
     expect(cited.length).toBeGreaterThan(0);
     const listed = new Set(index.runs.map((r) => `docs/runs/${r.report}`));
