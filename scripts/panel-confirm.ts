@@ -1,0 +1,189 @@
+// Confirms the own-modes rule (scripts/panel-rule.ts) on pretrained networks, never on trained
+// policies: for a benchmark's paper preset with `panel=own-modes`, at one far seed, it loads the
+// reference and the panel's networks from the store of pretrained models, and prints the
+// diagnostics' modes (which type each member plays, on how much of the humans' card mass, next to
+// its exact simulator's), the reply tables at the states where the types show, and the separation
+// of the two reference agents on the networks. With --pretrain it first pretrains into the store
+// the networks the confirmation needs (the reference and the families that lean to a type; with
+// --all-members also families a and e), one at a time on wasm.
+// Usage: npx tsx scripts/panel-confirm.ts [--pretrain [--all-members]] [--dialogues N] [service|cooperation …]
+import { parseArgs } from "node:util";
+import { benchmarkFor, benchmarkModule } from "../src/benchmarks/registry";
+import { createBackend } from "../src/engine/backends";
+import { applySet, validateConfig, type ExperimentConfig } from "../src/experiment/config";
+import { presetConfig } from "../src/experiment/presets";
+import { replyTables } from "../src/experiment/diagnostics";
+import { NodeWorkerExecutor } from "../src/experiment/node-executor";
+import { fillStore, nodeStore, STORE_DIR } from "../src/experiment/node-store";
+import {
+  exactPanel,
+  panelDiversity,
+  panelSeparation,
+  separationGaps,
+} from "../src/experiment/panel-diagnostics";
+import { diversityLines, separationLines } from "../src/experiment/panel-text";
+import {
+  describeJob,
+  modelOptions,
+  pretrainJobs,
+  type PretrainJob,
+} from "../src/experiment/pretrain";
+import { expectedShape, jobKey } from "../src/experiment/store";
+import { NeuralSimulator } from "../src/simulators/neural";
+import { points } from "../src/util/format";
+
+/** Each benchmark's paper preset and the far seed its confirmation runs on (the first of its far seeds). */
+const TARGETS: Record<string, { preset: string; seed: number }> = {
+  service: { preset: "service-paper", seed: 1000 },
+  cooperation: { preset: "cooperation-paper", seed: 2000 },
+};
+const SET = "panel=own-modes";
+
+const { values, positionals } = parseArgs({
+  options: {
+    pretrain: { type: "boolean" },
+    "all-members": { type: "boolean" },
+    dialogues: { type: "string" },
+  },
+  allowPositionals: true,
+});
+const dialogues = values.dialogues ? Number(values.dialogues) : 2000;
+const ids = positionals.length ? positionals : Object.keys(TARGETS);
+if (!(dialogues >= 1) || ids.some((id) => !TARGETS[id])) {
+  process.stderr.write(
+    "usage: npx tsx scripts/panel-confirm.ts [--pretrain [--all-members]] [--dialogues N] [service|cooperation …]\n",
+  );
+  process.exit(2);
+}
+const log = (...lines: string[]) => {
+  for (const line of lines.length ? lines : [""]) process.stdout.write(line + "\n");
+};
+
+function targetConfig(id: string): ExperimentConfig {
+  const { preset, seed } = TARGETS[id];
+  return validateConfig(applySet({ ...presetConfig(preset), seeds: 1, seedBase: seed }, SET));
+}
+
+/** The jobs a confirmation reads: the reference, and the panel members (all, or those leaning to a type). */
+function neededJobs(c: ExperimentConfig, all: boolean): PretrainJob[] {
+  return pretrainJobs(c, c.seedBase).filter(
+    (j) => j.kind === "reference" || (j.kind === "panel" && (all || c.panel[j.member].prior)),
+  );
+}
+
+if (values.pretrain) {
+  const requests = ids.flatMap((id) => {
+    const config = targetConfig(id);
+    return neededJobs(config, values["all-members"] ?? false).map((job) => ({
+      preset: `${TARGETS[id].preset} --set ${SET}`,
+      config,
+      job,
+    }));
+  });
+  const executor = new NodeWorkerExecutor(1, "wasm");
+  try {
+    await fillStore(STORE_DIR, requests, executor, "wasm", (s) => process.stderr.write(s + "\n"));
+  } finally {
+    await executor.close();
+  }
+}
+
+const { backend } = await createBackend("wasm");
+const store = nodeStore();
+for (const id of ids) {
+  const config = targetConfig(id);
+  const bench = benchmarkFor(config);
+  const module = benchmarkModule(config.benchmark);
+  const opts = modelOptions(bench, config);
+  const loaded = new Map<PretrainJob, NeuralSimulator>();
+  const missing: string[] = [];
+  for (const job of neededJobs(config, true)) {
+    const ck = await store.get(jobKey(config, job, "wasm"), expectedShape(config, job));
+    if (!ck) {
+      missing.push(describeJob(config, job));
+      continue;
+    }
+    const model = backend.createModel(ck.checkpoint, opts);
+    const name = job.kind === "panel" ? config.panel[job.member].name : "aligned simulator";
+    const gamma = job.kind === "panel" ? config.panel[job.member].gamma! : config.simulator.gamma;
+    loaded.set(job, new NeuralSimulator(name, bench, model, gamma, true));
+  }
+  const reference = [...loaded].find(([j]) => j.kind === "reference")?.[1];
+  log(
+    `== ${module.title}: ${TARGETS[id].preset} --set ${SET}, seed ${config.seedBase}, the networks of the store (${STORE_DIR})`,
+  );
+  if (!reference) {
+    log(
+      `the store lacks the reference of seed ${config.seedBase}: run this script with --pretrain`,
+    );
+    process.exitCode = 1;
+    continue;
+  }
+  const members = [...loaded].filter(([j]) => j.kind === "panel").map(([, s]) => s);
+  if (missing.length) log(`not in the store, left out: ${missing.join(", ")}`);
+  const t0 = performance.now();
+  const networks = await panelDiversity(bench, module.probeStates, reference, members);
+  const exact = await exactPanel(
+    { ...config, panel: config.panel.filter((m) => members.some((s) => s.name === m.name)) },
+    dialogues,
+  );
+  log("", "Modes of the pretrained networks (the diagnostics' panel table):");
+  for (const line of diversityLines(networks)) log(line);
+  log(
+    "",
+    "Each family against its type, on its network and on its exact simulator (% of the humans' card mass on which it plays the type's defining reply):",
+  );
+  for (const [k, t] of networks.types.entries()) {
+    const family = networks.members.find((m) => m.name === `family-${t.name}`);
+    if (!family) continue;
+    const e = exact.diversity.types.findIndex((x) => x.name === t.name);
+    const exactMass = exact.diversity.members.find((m) => m.name === family.name)!.plays[e];
+    log(
+      `  ${family.name}: network ${points(family.plays[k], 0)} % (at ${family.playsAt[k] ?? "no state"}), exact ${points(exactMass, 0)} % → ${family.plays[k] >= 0.5 ? "plays its type" : "does NOT play its type"} on the network`,
+    );
+  }
+  const typeProbes = new Set(networks.types.flatMap((t) => t.probes));
+  const tables = await replyTables(
+    bench,
+    module.probeStates.filter((p) => typeProbes.has(p.id)),
+    [
+      {
+        sim: new NeuralSimulator("reference simulator", bench, reference.model, 1, true),
+        role: "reference",
+      },
+      { sim: reference, role: "aligned" },
+      ...members.map((sim) => ({ sim, role: "panel" as const })),
+    ],
+  );
+  log("", `Reply tables (the diagnostics' tables) on the card ${tables[0]?.cardText ?? "–"}:`);
+  for (const t of tables) {
+    log("", `${t.id}: ${t.label}`);
+    log(
+      ...[["", ...t.acts], ...t.rows.map((r) => [r.name, ...r.probs.map((p) => p.toFixed(3))])].map(
+        (r) =>
+          `  ${r[0].padEnd(28)}${r
+            .slice(1)
+            .map((x) => x.padStart(13))
+            .join("")}`,
+      ),
+    );
+  }
+  const agents = module.separationAgents?.(bench);
+  if (agents) {
+    const s = await panelSeparation(bench, agents, reference, members, dialogues, config.seedBase);
+    const g = separationGaps(s);
+    log(
+      "",
+      `Separation on the networks, ${s.adaptive.label} − ${s.script.label} (points): humans ${points(g.humans)}, aligned simulator ${points(g.training)}, panel ${points(g.panel)}`,
+    );
+    for (const line of separationLines(s)) log(line);
+    if (exact.separation) {
+      const ge = separationGaps(exact.separation);
+      log(
+        `  the same members' exact simulators: panel ${points(ge.panel)}, the training simulator's ${points(ge.training)}`,
+      );
+    }
+  }
+  log("", `(${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  for (const s of loaded.values()) s.model.dispose();
+}
