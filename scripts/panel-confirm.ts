@@ -4,9 +4,10 @@
 // diagnostics' modes (which type each member plays, on how much of the humans' card mass, next to
 // its exact simulator's), the reply tables at the states where the types show, and the separation
 // of the two reference agents on the networks. With --pretrain it first pretrains into the store
-// the networks the confirmation needs (the reference and the families that lean to a type; with
-// --all-members also families a and e), one at a time on wasm.
-// Usage: npx tsx scripts/panel-confirm.ts [--pretrain [--all-members]] [--dialogues N] [service|cooperation …]
+// the networks the confirmation needs, one at a time on wasm: the families that lean to a type;
+// with --reference also the reference (without it, the training simulator's modes are the
+// humans' predictive's, which its network approaches); with --all-members also families a and e.
+// Usage: npx tsx scripts/panel-confirm.ts [--pretrain [--reference] [--all-members]] [--dialogues N] [service|cooperation …]
 import { parseArgs } from "node:util";
 import { benchmarkFor, benchmarkModule } from "../src/benchmarks/registry";
 import { createBackend } from "../src/engine/backends";
@@ -29,6 +30,7 @@ import {
   type PretrainJob,
 } from "../src/experiment/pretrain";
 import { expectedShape, jobKey } from "../src/experiment/store";
+import { SharpenedPredictive } from "../src/simulators/exact";
 import { NeuralSimulator } from "../src/simulators/neural";
 import { points } from "../src/util/format";
 
@@ -42,6 +44,7 @@ const SET = "panel=own-modes";
 const { values, positionals } = parseArgs({
   options: {
     pretrain: { type: "boolean" },
+    reference: { type: "boolean" },
     "all-members": { type: "boolean" },
     dialogues: { type: "string" },
   },
@@ -51,7 +54,7 @@ const dialogues = values.dialogues ? Number(values.dialogues) : 2000;
 const ids = positionals.length ? positionals : Object.keys(TARGETS);
 if (!(dialogues >= 1) || ids.some((id) => !TARGETS[id])) {
   process.stderr.write(
-    "usage: npx tsx scripts/panel-confirm.ts [--pretrain [--all-members]] [--dialogues N] [service|cooperation …]\n",
+    "usage: npx tsx scripts/panel-confirm.ts [--pretrain [--reference] [--all-members]] [--dialogues N] [service|cooperation …]\n",
   );
   process.exit(2);
 }
@@ -65,20 +68,24 @@ function targetConfig(id: string): ExperimentConfig {
 }
 
 /** The jobs a confirmation reads: the reference, and the panel members (all, or those leaning to a type). */
-function neededJobs(c: ExperimentConfig, all: boolean): PretrainJob[] {
+function neededJobs(c: ExperimentConfig, reference: boolean, all: boolean): PretrainJob[] {
   return pretrainJobs(c, c.seedBase).filter(
-    (j) => j.kind === "reference" || (j.kind === "panel" && (all || c.panel[j.member].prior)),
+    (j) =>
+      (reference && j.kind === "reference") ||
+      (j.kind === "panel" && (all || c.panel[j.member].prior)),
   );
 }
 
 if (values.pretrain) {
   const requests = ids.flatMap((id) => {
     const config = targetConfig(id);
-    return neededJobs(config, values["all-members"] ?? false).map((job) => ({
-      preset: `${TARGETS[id].preset} --set ${SET}`,
-      config,
-      job,
-    }));
+    return neededJobs(config, values.reference ?? false, values["all-members"] ?? false).map(
+      (job) => ({
+        preset: `${TARGETS[id].preset} --set ${SET}`,
+        config,
+        job,
+      }),
+    );
   });
   const executor = new NodeWorkerExecutor(1, "wasm");
   try {
@@ -97,7 +104,7 @@ for (const id of ids) {
   const opts = modelOptions(bench, config);
   const loaded = new Map<PretrainJob, NeuralSimulator>();
   const missing: string[] = [];
-  for (const job of neededJobs(config, true)) {
+  for (const job of neededJobs(config, true, true)) {
     const ck = await store.get(jobKey(config, job, "wasm"), expectedShape(config, job));
     if (!ck) {
       missing.push(describeJob(config, job));
@@ -109,20 +116,26 @@ for (const id of ids) {
     loaded.set(job, new NeuralSimulator(name, bench, model, gamma, true));
   }
   const reference = [...loaded].find(([j]) => j.kind === "reference")?.[1];
+  const members = [...loaded].filter(([j]) => j.kind === "panel").map(([, s]) => s);
   log(
-    `== ${module.title}: ${TARGETS[id].preset} --set ${SET}, seed ${config.seedBase}, the networks of the store (${STORE_DIR})`,
+    `== ${module.title}: ${TARGETS[id].preset} --set ${SET}, seed ${config.seedBase}, the networks of the store (public/pretrained)`,
   );
-  if (!reference) {
-    log(
-      `the store lacks the reference of seed ${config.seedBase}: run this script with --pretrain`,
-    );
+  if (missing.length) log(`not in the store, left out: ${missing.join(", ")}`);
+  if (members.length === 0) {
+    log("the store has none of the panel's networks: run this script with --pretrain");
     process.exitCode = 1;
     continue;
   }
-  const members = [...loaded].filter(([j]) => j.kind === "panel").map(([, s]) => s);
-  if (missing.length) log(`not in the store, left out: ${missing.join(", ")}`);
+  // without the reference network, the training simulator's modes are the exact ones its network approaches
+  const training =
+    reference ??
+    new SharpenedPredictive("exact aligned simulator", bench, bench, config.simulator.gamma);
+  if (!reference)
+    log(
+      `the training simulator's modes are those of the humans' predictive at γ = ${config.simulator.gamma} (no reference network of this seed in the store)`,
+    );
   const t0 = performance.now();
-  const networks = await panelDiversity(bench, module.probeStates, reference, members);
+  const networks = await panelDiversity(bench, module.probeStates, training, members);
   const exact = await exactPanel(
     { ...config, panel: config.panel.filter((m) => members.some((s) => s.name === m.name)) },
     dialogues,
@@ -147,11 +160,15 @@ for (const id of ids) {
     bench,
     module.probeStates.filter((p) => typeProbes.has(p.id)),
     [
-      {
-        sim: new NeuralSimulator("reference simulator", bench, reference.model, 1, true),
-        role: "reference",
-      },
-      { sim: reference, role: "aligned" },
+      ...(reference
+        ? [
+            {
+              sim: new NeuralSimulator("reference simulator", bench, reference.model, 1, true),
+              role: "reference" as const,
+            },
+            { sim: reference, role: "aligned" as const },
+          ]
+        : []),
       ...members.map((sim) => ({ sim, role: "panel" as const })),
     ],
   );
@@ -170,11 +187,11 @@ for (const id of ids) {
   }
   const agents = module.separationAgents?.(bench);
   if (agents) {
-    const s = await panelSeparation(bench, agents, reference, members, dialogues, config.seedBase);
+    const s = await panelSeparation(bench, agents, training, members, dialogues, config.seedBase);
     const g = separationGaps(s);
     log(
       "",
-      `Separation on the networks, ${s.adaptive.label} − ${s.script.label} (points): humans ${points(g.humans)}, aligned simulator ${points(g.training)}, panel ${points(g.panel)}`,
+      `Separation on the networks, ${s.adaptive.label} − ${s.script.label} (points): humans ${points(g.humans)}, ${training.name} ${points(g.training)}, panel ${points(g.panel)}`,
     );
     for (const line of separationLines(s)) log(line);
     if (exact.separation) {
