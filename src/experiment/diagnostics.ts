@@ -88,6 +88,13 @@ export interface DiagnosticsReport {
   exactPanels?: ExactPanel[];
 }
 
+/**
+ * At most this many dialogues per agent and opponent in the networks' separation: every turn of
+ * every dialogue is a network pass for each member, the dearest part of the panel's diagnostics,
+ * and 256 bound each success's standard error by 3 points.
+ */
+export const NETWORK_SEPARATION_DIALOGUES = 256;
+
 /** The run's own panel as pretrained: whose user each member collapsed onto, and how far apart it puts the reference agents. */
 export interface NetworkPanel {
   diversity: PanelDiversity;
@@ -475,7 +482,7 @@ export async function diagnose(
             agents,
             aligned,
             panelSims.filter((e) => e.ref !== null).map((e) => e.sim),
-            n,
+            Math.min(n, NETWORK_SEPARATION_DIALOGUES),
             pretrained.seed,
           )
         : null,
