@@ -32,7 +32,7 @@ import {
 import { expectedShape, jobKey } from "../src/experiment/store";
 import { SharpenedPredictive } from "../src/simulators/exact";
 import { NeuralSimulator } from "../src/simulators/neural";
-import { points } from "../src/util/format";
+import { points, table } from "../src/util/format";
 
 /** Each benchmark's paper preset and the far seed its confirmation runs on (the first of its far seeds). */
 const TARGETS: Record<string, { preset: string; seed: number }> = {
@@ -176,13 +176,7 @@ for (const id of ids) {
   for (const t of tables) {
     log("", `${t.id}: ${t.label}`);
     log(
-      ...[["", ...t.acts], ...t.rows.map((r) => [r.name, ...r.probs.map((p) => p.toFixed(3))])].map(
-        (r) =>
-          `  ${r[0].padEnd(28)}${r
-            .slice(1)
-            .map((x) => x.padStart(13))
-            .join("")}`,
-      ),
+      table([["", ...t.acts], ...t.rows.map((r) => [r.name, ...r.probs.map((p) => p.toFixed(3))])]),
     );
   }
   const agents = module.separationAgents?.(bench);
