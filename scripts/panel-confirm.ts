@@ -7,9 +7,11 @@
 // the networks the confirmation needs, one at a time on wasm: the families that lean to a type;
 // with --reference also the reference (without it, the training simulator's modes are the
 // humans' predictive's, which its network approaches); with --all-members also families a and e.
-// Usage: npx tsx scripts/panel-confirm.ts [--pretrain [--reference] [--all-members]] [--dialogues N] [service|cooperation …]
+// --weight type=p gives that type's family another weight than the rule's (a what-if: another
+// corpus, so another network); --dir reads and writes another store folder.
+// Usage: npx tsx scripts/panel-confirm.ts [--pretrain [--reference] [--all-members]] [--weight type=p …] [--dir D] [--dialogues N] [service|cooperation …]
 import { parseArgs } from "node:util";
-import { benchmarkFor, benchmarkModule } from "../src/benchmarks/registry";
+import { benchmarkFor, benchmarkModule, leaningPrior } from "../src/benchmarks/registry";
 import { createBackend } from "../src/engine/backends";
 import { applySet, validateConfig, type ExperimentConfig } from "../src/experiment/config";
 import { presetConfig } from "../src/experiment/presets";
@@ -18,6 +20,7 @@ import { NodeWorkerExecutor } from "../src/experiment/node-executor";
 import { fillStore, nodeStore, STORE_DIR } from "../src/experiment/node-store";
 import {
   exactPanel,
+  PLAYS_AT,
   panelDiversity,
   panelSeparation,
   separationGaps,
@@ -46,6 +49,8 @@ const { values, positionals } = parseArgs({
     pretrain: { type: "boolean" },
     reference: { type: "boolean" },
     "all-members": { type: "boolean" },
+    weight: { type: "string", multiple: true },
+    dir: { type: "string" },
     dialogues: { type: "string" },
   },
   allowPositionals: true,
@@ -54,7 +59,7 @@ const dialogues = values.dialogues ? Number(values.dialogues) : 2000;
 const ids = positionals.length ? positionals : Object.keys(TARGETS);
 if (!(dialogues >= 1) || ids.some((id) => !TARGETS[id])) {
   process.stderr.write(
-    "usage: npx tsx scripts/panel-confirm.ts [--pretrain [--reference] [--all-members]] [--dialogues N] [service|cooperation …]\n",
+    "usage: npx tsx scripts/panel-confirm.ts [--pretrain [--reference] [--all-members]] [--weight type=p …] [--dir D] [--dialogues N] [service|cooperation …]\n",
   );
   process.exit(2);
 }
@@ -62,9 +67,27 @@ const log = (...lines: string[]) => {
   for (const line of lines.length ? lines : [""]) process.stdout.write(line + "\n");
 };
 
+const dir = values.dir ?? STORE_DIR;
+const weights = (values.weight ?? []).map((w) => {
+  const [type, p] = w.split("=");
+  if (!type || !(Number(p) > 0 && Number(p) < 1)) {
+    process.stderr.write(`--weight ${w}: expected type=p with p in (0, 1)\n`);
+    process.exit(2);
+  }
+  return { type, p: Number(p) };
+});
+
+/** The preset's config at its far seed with the own-modes panel, the families of --weight re-weighted. */
 function targetConfig(id: string): ExperimentConfig {
   const { preset, seed } = TARGETS[id];
-  return validateConfig(applySet({ ...presetConfig(preset), seeds: 1, seedBase: seed }, SET));
+  const c = validateConfig(applySet({ ...presetConfig(preset), seeds: 1, seedBase: seed }, SET));
+  const humans = benchmarkFor(c).humans.types.map((t) => t.prior);
+  const names = benchmarkModule(c.benchmark).typeNames;
+  const panel = c.panel.map((m) => {
+    const w = weights.find((x) => m.name === `family-${x.type}`);
+    return w ? { ...m, prior: leaningPrior(humans, names.indexOf(w.type), w.p) } : m;
+  });
+  return validateConfig({ ...c, panel });
 }
 
 /** The jobs a confirmation reads: the reference, and the panel members (all, or those leaning to a type). */
@@ -89,14 +112,14 @@ if (values.pretrain) {
   });
   const executor = new NodeWorkerExecutor(1, "wasm");
   try {
-    await fillStore(STORE_DIR, requests, executor, "wasm", (s) => process.stderr.write(s + "\n"));
+    await fillStore(dir, requests, executor, "wasm", (s) => process.stderr.write(s + "\n"));
   } finally {
     await executor.close();
   }
 }
 
 const { backend } = await createBackend("wasm");
-const store = nodeStore();
+const store = nodeStore(dir);
 for (const id of ids) {
   const config = targetConfig(id);
   const bench = benchmarkFor(config);
@@ -118,7 +141,7 @@ for (const id of ids) {
   const reference = [...loaded].find(([j]) => j.kind === "reference")?.[1];
   const members = [...loaded].filter(([j]) => j.kind === "panel").map(([, s]) => s);
   log(
-    `== ${module.title}: ${TARGETS[id].preset} --set ${SET}, seed ${config.seedBase}, the networks of the store (public/pretrained)`,
+    `== ${module.title}: ${TARGETS[id].preset} --set ${SET}, seed ${config.seedBase}, the networks of the store (${values.dir ? dir : "public/pretrained"})${weights.length ? `; weights other than the rule's: ${weights.map((w) => `${w.type} ${w.p}`).join(", ")}` : ""}`,
   );
   if (missing.length) log(`not in the store, left out: ${missing.join(", ")}`);
   if (members.length === 0) {
@@ -152,7 +175,7 @@ for (const id of ids) {
     const e = exact.diversity.types.findIndex((x) => x.name === t.name);
     const exactMass = exact.diversity.members.find((m) => m.name === family.name)!.plays[e];
     log(
-      `  ${family.name}: network ${points(family.plays[k], 0)} % (at ${family.playsAt[k] ?? "no state"}), exact ${points(exactMass, 0)} % → ${family.plays[k] >= 0.5 ? "plays its type" : "does NOT play its type"} on the network`,
+      `  ${family.name}: network ${points(family.plays[k])} % (at ${family.playsAt[k] ?? "no state"}), exact ${points(exactMass)} % → ${family.plays[k] >= PLAYS_AT ? "plays its type" : "does NOT play its type"} on the network`,
     );
   }
   const typeProbes = new Set(networks.types.flatMap((t) => t.probes));
