@@ -8,6 +8,8 @@ import { cooperation } from "./cooperation";
 
 export const BENCHMARKS = { persuasion, service, cooperation } as const;
 
+export { leaningPrior } from "./scaffold";
+
 export type BenchmarkId = keyof typeof BENCHMARKS;
 export const BENCHMARK_IDS = Object.keys(BENCHMARKS) as BenchmarkId[];
 

@@ -149,6 +149,10 @@ export function modalType(humans: HumanPopulation): { index: number; name: strin
   return { index, name: humans.types[index].name };
 }
 
+// the two held-out families whose corpora have the humans' mixture: in every panel
+const FAMILY_A = { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 };
+const FAMILY_E = { name: "family-e", gamma: 15, corpusScale: 0.25, seedOffset: 105 };
+
 /**
  * The held-out panel of every benchmark: five families, as other LLMs would be, of other sharpness
  * (γ), corpus sizes and pretraining seeds; families b, c and d learn from corpora that lean to other
@@ -156,11 +160,11 @@ export function modalType(humans: HumanPopulation): { index: number; name: strin
  */
 export function heldOutPanel(priors: { b: number[]; c: number[]; d: number[] }) {
   return [
-    { name: "family-a", gamma: 4, corpusScale: 1, seedOffset: 101 },
+    { ...FAMILY_A },
     { name: "family-b", gamma: 8, prior: priors.b, corpusScale: 1, seedOffset: 102 },
     { name: "family-c", gamma: 6, prior: priors.c, corpusScale: 0.5, seedOffset: 103 },
     { name: "family-d", gamma: 3, prior: priors.d, corpusScale: 0.5, seedOffset: 104 },
-    { name: "family-e", gamma: 15, corpusScale: 0.25, seedOffset: 105 },
+    { ...FAMILY_E },
   ];
 }
 
@@ -205,4 +209,41 @@ export function openingActs(bench: Benchmark, d: Dialogue): string {
     .slice(0, first)
     .map((a) => bench.acts[a].name)
     .join(" ");
+}
+
+/** A family's corpus mixture under the own-modes rule: weight p on `type`, the rest in the humans' proportions. */
+export function leaningPrior(humans: readonly number[], type: number, p: number): number[] {
+  if (!(p > 0 && p < 1)) throw new Error(`a family's weight on its type is in (0, 1), got ${p}`);
+  const rest = 1 - humans[type];
+  return humans.map((w, k) => (k === type ? p : Number((((1 - p) * w) / rest).toFixed(6))));
+}
+
+/** The settings of one own-modes family beyond its mixture: its name, sharpness, corpus size and seed offset. */
+export interface OwnModesFamily {
+  type: number; // the minority type it leans to, in the population's order
+  p: number; // the rule's weight on that type (docs/science.md#the-held-out-panels)
+  name: string;
+  gamma: number;
+  corpusScale: number;
+  seedOffset: number;
+}
+
+/**
+ * The held-out panel whose families collapse onto users of their own: families a and e of
+ * `heldOutPanel` unchanged (the humans' mixture: the training model's own vendor, as SCOPE's panel
+ * includes its training model's family) and one family per minority type, whose corpus puts the
+ * rule's weight p on that type and the rest in the humans' proportions (`leaningPrior`).
+ */
+export function ownModesPanel(humans: readonly number[], families: OwnModesFamily[]) {
+  return [
+    { ...FAMILY_A },
+    { ...FAMILY_E },
+    ...families.map((f) => ({
+      name: f.name,
+      gamma: f.gamma,
+      prior: leaningPrior(humans, f.type, f.p),
+      corpusScale: f.corpusScale,
+      seedOffset: f.seedOffset,
+    })),
+  ];
 }

@@ -157,6 +157,25 @@ export interface OutcomeView {
   note: string; // how outcomes are read from the replies and what they are compared with, for the page
 }
 
+/**
+ * A reference agent the diagnostics play against every simulator: it reads only what the agent sees
+ * (never `hidden`); `rng` is there for agents that draw.
+ */
+export interface ReferenceAgent {
+  id: string; // its reference line's id, e.g. "modal-script"
+  label: string; // as on its reference line, e.g. "accurate customer's script"
+  act(d: Dialogue, rng: Rng): number;
+}
+
+/**
+ * The held-out panels a config can name instead of listing members (`panel: "own-modes"`):
+ * "shared-mode", families whose corpora only lean to other types and so still play the training
+ * simulator's modal reply; "own-modes", families that each collapse onto a user of their own (one
+ * family per minority type, weighted by the rule in docs/science.md#the-held-out-panels).
+ */
+export const PANEL_KINDS = ["shared-mode", "own-modes"] as const;
+export type PanelKind = (typeof PANEL_KINDS)[number];
+
 /** How an act-label prompt is put to an LM: a base-model transcript (text) or the chat template. */
 export type LabelPromptStyle = "text" | "chat";
 
@@ -251,6 +270,18 @@ export interface BenchmarkModule<
   readonly strategy: StrategyView;
   /** An adaptive agent for the diagnostics' probe: it plays humans and the reference simulator. */
   adaptiveProbe?(bench: Benchmark): { description: string; act(d: Dialogue): number };
+  /**
+   * The two reference agents whose success against each held-out panel member is the panel's
+   * separation: the script that wins the modal user, and an agent that adapts to the user it
+   * meets. A panel whose members all play the modal user scores them alike, as its training
+   * simulator does; humans do not.
+   */
+  separationAgents?(bench: Benchmark): { script: ReferenceAgent; adaptive: ReferenceAgent };
+  /**
+   * Its held-out panels by kind, as member lists of the `panel` config section; `configDefaults`'
+   * panel is one of them. A config may name one instead of listing its members.
+   */
+  readonly panels?: Partial<Record<PanelKind, readonly unknown[]>>;
   /**
    * Rewrites, in place, the parts of a report written before the plug-ins (its own old shapes of
    * `world` and `calibration`) into the generic ones; reports already generic are left alone.

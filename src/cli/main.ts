@@ -398,6 +398,12 @@ program
     integer(1),
   )
   .option("--seed-base <s>", "the first of those seeds", integer(0))
+  .option(
+    "--set <path=value>",
+    "store the models of the presets with this setting (repeatable), e.g. panel=own-modes: those `run --set` loads",
+    collect,
+    [] as string[],
+  )
   .option("--prune", "then remove stored models that no current preset uses")
   .action(
     async (opts: {
@@ -407,16 +413,20 @@ program
       prune?: boolean;
       seeds?: number;
       seedBase?: number;
+      set: string[];
     }) => {
       const ids = opts.preset.length ? opts.preset : PRESETS.map((p) => p.id);
-      if (opts.prune && (opts.seeds !== undefined || opts.seedBase !== undefined))
+      if (
+        opts.prune &&
+        (opts.seeds !== undefined || opts.seedBase !== undefined || opts.set.length > 0)
+      )
         usageError(
-          "--prune keeps only the models of the presets' own seeds: it would remove those of --seeds/--seed-base; run it on its own",
+          "--prune keeps only the models of the presets' own seeds and settings: it would remove those of --seeds/--seed-base/--set; run it on its own",
         );
       let requests;
       try {
         requests = ids.flatMap((id) =>
-          presetRequests(id, { seeds: opts.seeds, seedBase: opts.seedBase }),
+          presetRequests(id, { seeds: opts.seeds, seedBase: opts.seedBase }, opts.set),
         );
       } catch (e) {
         usageError((e as Error).message);

@@ -262,7 +262,7 @@ const COMMON = {
     selection: z.enum(["random", "latest"]),
     draw: z.enum(["batch", "episode"]), // one simulator per batch, or one per episode
   }),
-  panel: z.array(PanelMember).min(1), // held-out simulators, never trained against
+  panel: z.array(PanelMember).min(1), // held-out simulators, never trained against (or one of the benchmark's panels by name: panelSchema)
   // the evaluation humans: absent, the benchmark's hand-written population; with a corpus, the
   // empirical population of its dialogues (docs/humans.md#the-empirical-population)
   humans: z
@@ -280,7 +280,33 @@ const COMMON = {
   parallel: int(1, 16).optional(), // worker threads in the CLI (default: the core count)
 };
 
-/** One variant per registered benchmark: its id, its `world` and `corpus` sections and the common ones. */
+/**
+ * A benchmark's `panel`: a list of members, or the name of one of its panels
+ * (BenchmarkModule.panels, e.g. "own-modes"), which validation replaces by that panel's members.
+ */
+function panelSchema(id: string, m: BenchmarkModule<unknown, { dialogues: number }>) {
+  const panels = m.panels ?? {};
+  const names = Object.keys(panels);
+  const known = names.length
+    ? `${id}'s panels: ${names.join(", ")}`
+    : `${id} has no named panels; list the members`;
+  return z.preprocess(
+    (v) =>
+      typeof v === "string" && Object.hasOwn(panels, v)
+        ? structuredClone(panels[v as keyof typeof panels])
+        : v,
+    z
+      .array(PanelMember, {
+        error: (issue) =>
+          typeof issue.input === "string"
+            ? `no panel named ${JSON.stringify(issue.input)} (${known})`
+            : undefined,
+      })
+      .min(1),
+  );
+}
+
+/** One variant per registered benchmark: its id, its `world`, `corpus` and `panel` sections and the common ones. */
 function variant<Id extends BenchmarkId, W, C extends { dialogues: number }>(
   id: Id,
   m: BenchmarkModule<W, C>,
@@ -295,6 +321,7 @@ function variant<Id extends BenchmarkId, W, C extends { dialogues: number }>(
     world: m.worldSchema,
     corpus: m.corpusSchema,
     ...rest,
+    panel: panelSchema(id, m as BenchmarkModule<unknown, { dialogues: number }>),
   });
 }
 

@@ -30,6 +30,16 @@ import type { Corpora } from "./corpora";
 import { CorpusTables, corpusPanel, lmEntries } from "./corpus-simulators";
 import { openLmPanel, type LmPanel } from "./lm-simulators";
 import { modelOptions, referenceWorld, type PretrainedSet } from "./pretrain";
+import {
+  exactPanel,
+  neutralCard,
+  panelDiversity,
+  panelKindOf,
+  panelSeparation,
+  type ExactPanel,
+  type PanelDiversity,
+  type PanelSeparation,
+} from "./panel-diagnostics";
 import { evaluate } from "./runner";
 
 export interface SimulatorDiagnostics {
@@ -77,6 +87,23 @@ export interface DiagnosticsReport {
   unions: { name: string; members: string[]; coverage: number }[];
   replyTables?: ReplyTable[]; // absent in reports written before reply tables existed
   adaptiveProbe?: AdaptiveProbe; // absent in reports written before it existed
+  /** The run's held-out panel on its networks: modes against the aligned simulator's, and separation (absent in older reports). */
+  panel?: NetworkPanel;
+  /** Each of the benchmark's named panels on its families' exact simulators, side by side (absent in older reports). */
+  exactPanels?: ExactPanel[];
+}
+
+/**
+ * At most this many dialogues per agent and opponent in the networks' separation: every turn of
+ * every dialogue is a network pass for each member, the dearest part of the panel's diagnostics,
+ * and 256 bound each success's standard error by 3 points.
+ */
+export const NETWORK_SEPARATION_DIALOGUES = 256;
+
+/** The run's own panel as pretrained: whose user each member collapsed onto, and how far apart it puts the reference agents. */
+export interface NetworkPanel {
+  diversity: PanelDiversity;
+  separation: PanelSeparation | null; // its network members only (null where the benchmark has no separation agents)
 }
 
 /**
@@ -158,23 +185,6 @@ export async function adaptiveProbe(
     klTalk: kl.talk / Math.max(1, kl.talkN),
     klDecision: kl.decisionN ? kl.decision / kl.decisionN : null,
   };
-}
-
-/**
- * The representative states (persuasion act names): openings with one strategy of each family,
- * the donation decision, and mid-dialogue states after a reply that reveals a type, so that the
- * types' different answers — and a collapsed simulator's single answer — show.
- */
-
-/** The card whose type posterior is closest (in KL) to the prior: it tells a simulator least. */
-function neutralCard(bench: Benchmark): number[] {
-  const prior = bench.humans.types.map((t) => t.prior);
-  let best = { card: [] as number[], kl: Infinity };
-  for (const { card } of bench.humans.cardDistribution()) {
-    const kl = klDivergence(bench.humans.posterior({ card, acts: [] }), prior);
-    if (kl < best.kl) best = { card, kl };
-  }
-  return best.card;
 }
 
 const round4 = (x: number) => Number(x.toPrecision(4));
@@ -465,6 +475,26 @@ export async function diagnose(
     }
     const module = benchmarkModule(config.benchmark);
     const adaptive = module.adaptiveProbe?.(bench);
+    const panelSims = entries.filter((e) => e.role === "panel");
+    const agents = module.separationAgents?.(bench);
+    const panel: NetworkPanel = {
+      diversity: await panelDiversity(
+        bench,
+        module.probeStates,
+        aligned,
+        panelSims.map((e) => e.sim),
+      ),
+      separation: agents
+        ? await panelSeparation(
+            bench,
+            agents,
+            aligned,
+            panelSims.filter((e) => e.ref !== null).map((e) => e.sim),
+            Math.min(n, NETWORK_SEPARATION_DIALOGUES),
+            pretrained.seed,
+          )
+        : null,
+    };
     const union = (name: string, members: string[]) => ({
       name,
       members,
@@ -493,6 +523,8 @@ export async function diagnose(
         module.probeStates,
         entries.filter((e) => e.role !== "humans"),
       ),
+      panel,
+      exactPanels: await exactPanels(config, n),
       ...(adaptive
         ? {
             adaptiveProbe: {
@@ -506,4 +538,20 @@ export async function diagnose(
     for (const m of owned) m.dispose();
     await lmPanel?.dispose();
   }
+}
+
+/**
+ * Every named panel of the config's benchmark (BenchmarkModule.panels) on its families' exact
+ * simulators, side by side, with n dialogues per separation agent and opponent; the config's own
+ * panel last where it is none of them.
+ */
+export async function exactPanels(config: ExperimentConfig, n: number): Promise<ExactPanel[]> {
+  const named = Object.values(benchmarkModule(config.benchmark).panels ?? {}).map((panel) => ({
+    ...config,
+    panel: structuredClone(panel) as ExperimentConfig["panel"],
+  }));
+  const own = panelKindOf(config) === null && config.panel.some((m) => !m.lm && !m.remote);
+  const out: ExactPanel[] = [];
+  for (const c of own ? [...named, config] : named) out.push(await exactPanel(c, n));
+  return out;
 }

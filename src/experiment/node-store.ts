@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import lockfile from "proper-lockfile";
-import { seedsOf, validateConfig, type ExperimentConfig } from "./config";
+import { applySet, seedsOf, validateConfig, type ExperimentConfig } from "./config";
 import { presetConfig } from "./presets";
 import { describeJob, pretrainJobs, type PretrainJob } from "./pretrain";
 import {
@@ -53,19 +53,27 @@ export interface StoreRequest {
   job: PretrainJob;
 }
 
-/** The jobs of a preset's own seeds, or of other seeds (those a run with `--seeds`/`--seed-base` pretrains). */
+/**
+ * The jobs of a preset's own seeds, or of other seeds (those a run with `--seeds`/`--seed-base`
+ * pretrains), with `--set` assignments applied (e.g. `panel=own-modes`: the models a run with them
+ * loads); such jobs are listed under the preset and the assignments.
+ */
 export function presetRequests(
   preset: string,
   seeds: { seeds?: number; seedBase?: number } = {},
+  set: string[] = [],
 ): StoreRequest[] {
   const own = presetConfig(preset);
-  const config = validateConfig({
-    ...own,
-    seeds: seeds.seeds ?? own.seeds,
-    seedBase: seeds.seedBase ?? own.seedBase,
-  });
+  const config = validateConfig(
+    set.reduce(applySet, {
+      ...own,
+      seeds: seeds.seeds ?? own.seeds,
+      seedBase: seeds.seedBase ?? own.seedBase,
+    } as unknown),
+  );
   const jobs = seedsOf(config).flatMap((s) => pretrainJobs(config, s));
-  return jobs.map((job) => ({ preset, config, job }));
+  const name = set.length ? `${preset} --set ${set.join(" --set ")}` : preset;
+  return jobs.map((job) => ({ preset: name, config, job }));
 }
 
 /** Another writer holds the store's lock: two at once would each overwrite the other's index.json. */

@@ -7,6 +7,9 @@ import { SCOPE_MODE_MIN } from "../metrics/strategy";
 import { pct, points, pValue, seconds, table } from "../util/format";
 import { REMOTE_COUNTERS, zeroCounters, type RemoteSimulatorStats } from "../simulators/remote";
 import { addUsage, BACKOFF_LEVELS, emptyUsage, type BackoffUsage } from "../simulators/empirical";
+import type { DiagnosticsReport } from "./diagnostics";
+import { panelKindOf, separationGaps } from "./panel-diagnostics";
+import { diversityLines, separationLines } from "./panel-text";
 
 const ci = (s: Summary, asPct: boolean) => {
   const f = (x: number) => (asPct ? points(x) : x.toFixed(2));
@@ -124,6 +127,7 @@ export function formatReport(r: RunReport): string {
     );
     for (const s of d.simulators)
       for (const why of s.unavailable ?? []) lines.push(`  – ${s.name}: ${why}`);
+    lines.push(...panelLines(d, panelKindOf(r.config)));
   }
   for (const e of r.diagnosticsErrors ?? [])
     lines.push(
@@ -324,6 +328,50 @@ export function corpusLines(r: RunReport): string[] {
           .map((l) => `  ${l}`)
           .join("\n"),
       );
+  }
+  return lines;
+}
+
+/** The held-out panel's diagnostics of one seed: its networks' modes and separation, then every named panel exactly. */
+export function panelLines(d: DiagnosticsReport, runKind: string | null): string[] {
+  const lines: string[] = [];
+  if (d.panel) {
+    lines.push(
+      "",
+      `held-out panel (seed ${d.seed}, its networks): each member's most likely reply at the probe states against the aligned simulator's`,
+      ...diversityLines(d.panel.diversity),
+    );
+    if (d.panel.separation)
+      lines.push(
+        `panel separation on the networks: ${d.panel.separation.adaptive.label} against ${d.panel.separation.script.label}`,
+        ...separationLines(d.panel.separation),
+      );
+  }
+  if (d.exactPanels?.length) {
+    lines.push(
+      "",
+      "the benchmark's panels on their families' exact simulators (each family's Bayes predictive at its γ), side by side:",
+    );
+    const share = (x: number) => points(x, 0);
+    lines.push(
+      table([
+        ["panel", "members", "mode agreement % (mean)", "types played", "separation (points)"],
+        ...d.exactPanels.map((p) => {
+          const agree = p.diversity.members.map((m) => m.modeAgreement);
+          const g = p.separation ? separationGaps(p.separation) : null;
+          return [
+            p.kind === null ? "this run's" : p.kind === runKind ? `${p.kind} (this run's)` : p.kind,
+            p.members.join(", "),
+            share(agree.reduce((a, b) => a + b, 0) / Math.max(1, agree.length)),
+            p.diversity.types
+              .filter((t) => t.players.length)
+              .map((t) => t.name)
+              .join(", ") || "none",
+            g ? `${points(g.panel)} (humans ${points(g.humans)})` : "–",
+          ];
+        }),
+      ]),
+    );
   }
   return lines;
 }

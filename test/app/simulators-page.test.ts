@@ -133,6 +133,58 @@ describe("SimulatorsPage", () => {
     expect(screen.getByRole("link", { name: "LM lab" }).getAttribute("href")).toBe("#lm");
   });
 
+  it("shows the held-out panel's modes, the types its members play, its separation and the panels exactly", () => {
+    render(SimulatorsPage, { report });
+    const d = report.simulators[0];
+    const panel = d.panel!;
+    const modes = screen.getByTestId("panel-modes");
+    // one row per probe state and the agreement row; a column per member after the training simulator
+    expect(rowsOf(modes)).toHaveLength(panel.diversity.probes.length + 1);
+    const header = within(modes)
+      .getAllByRole("columnheader")
+      .map((h) => h.textContent);
+    expect(header).toEqual([
+      "probe state",
+      "aligned simulator",
+      ...report.config.panel.map((m) => m.name),
+    ]);
+    const agreement = within(screen.getByTestId("mode-agreement"))
+      .getAllByRole("cell")
+      .slice(1)
+      .map((c) => c.textContent);
+    expect(agreement).toEqual(
+      panel.diversity.members.map((m) => `${(100 * m.modeAgreement).toFixed(0)}\u202f%`),
+    );
+    // a member's reply that differs from the training simulator's is marked
+    const differs = modes.querySelectorAll('td[data-differs="true"]').length;
+    const expected = panel.diversity.members.reduce(
+      (n, m) => n + m.modes.filter((x, j) => x !== panel.diversity.training.modes[j]).length,
+      0,
+    );
+    expect(differs).toBe(expected);
+    expect(rowsOf(screen.getByTestId("panel-types"))).toHaveLength(panel.diversity.types.length);
+    const sep = rowsOf(screen.getByTestId("panel-separation"));
+    expect(sep.map((r) => r.querySelector("th")!.textContent)).toEqual([
+      "humans",
+      "aligned simulator",
+      ...panel.separation!.members.map((m) => m.name),
+      "panel (mean)",
+    ]);
+    // the fixture's panel is none of Persuasion's named ones: the exact table has its own row
+    const exact = rowsOf(screen.getByTestId("exact-panels"));
+    expect(exact).toHaveLength(d.exactPanels!.length);
+    expect(exact[0].dataset.kind).toBe("own");
+    expect(exact[0].textContent).toContain(report.config.panel.map((m) => m.name).join(", "));
+  });
+
+  it("says so when a report was written before the panel diagnostics", () => {
+    const { panel: _, exactPanels: __, ...old } = report.simulators[0];
+    render(SimulatorsPage, { report: { ...report, simulators: [old] } });
+    expect(screen.getByTestId("no-panel-diagnostics")).toBeTruthy();
+    expect(screen.queryByTestId("exact-panels")).toBeNull();
+    expect(screen.getByTestId("diagnostics-table")).toBeTruthy();
+  });
+
   it("says so when the report has no diagnostics, or no reply tables", () => {
     render(SimulatorsPage, {
       report: {

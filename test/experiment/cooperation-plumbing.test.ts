@@ -46,6 +46,18 @@ describe("Cooperation end to end", () => {
     const [diag] = report.simulators;
     expect(diag.replyTables!.length).toBeGreaterThan(0);
     expect(diag.adaptiveProbe!.dialogues).toBe(16);
+    // the panel's networks against the aligned one, and the benchmark's panels exactly, side by side
+    expect(diag.panel!.diversity.members.map((m) => m.name)).toEqual(
+      config.panel.map((m) => m.name),
+    );
+    expect(diag.panel!.separation!.dialogues).toBe(16);
+    expect(diag.exactPanels!.map((p) => p.kind)).toEqual(["shared-mode", "own-modes", null]);
+    const played = (kind: string) =>
+      diag
+        .exactPanels!.find((p) => p.kind === kind)!
+        .diversity.types.filter((t) => t.players.length)
+        .map((t) => t.name);
+    expect(played("own-modes")).toEqual(["silent", "ignorer", "breaker", "passive", "deferrer"]);
     expect(report.calibration.rows.map((r) => r.name)).toEqual(
       expect.arrayContaining([expect.stringMatching(/success with a partner \/ success alone/)]),
     );

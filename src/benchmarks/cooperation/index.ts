@@ -11,6 +11,7 @@ import {
   narrowTo,
   oncePerBenchmark,
   openingActs,
+  ownModesPanel,
   worldParams,
 } from "../scaffold";
 import type { BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
@@ -118,6 +119,37 @@ const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
   return lines;
 });
 
+/**
+ * The panel of families whose corpora lean to other partners (type weights: dutiful, silent,
+ * ignorer, breaker, passive, deferrer); most of their members still play the dutiful partner's
+ * replies, as the training simulator does.
+ */
+const SHARED_MODE_PANEL = heldOutPanel({
+  b: [0.2, 0.1, 0.1, 0.35, 0.1, 0.15],
+  c: [0.2, 0.35, 0.1, 0.1, 0.1, 0.15],
+  d: [0.25, 0.1, 0.1, 0.15, 0.3, 0.1],
+});
+
+/**
+ * The panel whose families collapse onto partners of their own (docs/science.md#the-held-out-panels):
+ * families a and e, and one family per minority type with the rule's weight p on it (the
+ * smallest of 0.5 … 0.9 at which its exact simulator plays the type on half the humans' card mass:
+ * `ownModesRule`, printed by scripts/panel-rule.ts). The families of silent, breaker and passive
+ * partners take the γ and corpus size of the shared-mode family that leaned to that type (c, b,
+ * d); ignorer and deferrer, which none leaned to, the panel's median (γ 6, half the corpus). Each
+ * has a seed offset of its own.
+ */
+const OWN_MODES_PANEL = ownModesPanel(
+  DEFAULT_PARAMS.types.map((t) => t.prior),
+  [
+    { type: 1, p: 0.5, name: "family-silent", gamma: 6, corpusScale: 0.5, seedOffset: 106 },
+    { type: 2, p: 0.5, name: "family-ignorer", gamma: 6, corpusScale: 0.5, seedOffset: 107 },
+    { type: 3, p: 0.7, name: "family-breaker", gamma: 8, corpusScale: 1, seedOffset: 108 },
+    { type: 4, p: 0.5, name: "family-passive", gamma: 3, corpusScale: 0.5, seedOffset: 109 },
+    { type: 5, p: 0.6, name: "family-deferrer", gamma: 6, corpusScale: 0.5, seedOffset: 110 },
+  ],
+);
+
 /** States at the partner's turn where simulators' replies are compared (the collapsed one answers each as the dutiful partner). */
 export const PROBE_STATES: ProbeState[] = [
   {
@@ -150,6 +182,30 @@ export const PROBE_STATES: ProbeState[] = [
     label: "edited without a word, then told the agent's plan",
     acts: ["task:models+views", "wait", "they-edit:views", "plan:models+views"],
   },
+  {
+    id: "edit-after-agreeing",
+    label: "its first edit after agreeing to the agent's plan",
+    acts: [
+      "task:models+views",
+      "plan:models+views",
+      "they-ack",
+      "wait",
+      "they-plan:models+utils",
+      "wait",
+    ],
+  },
+  {
+    id: "after-one-edit",
+    label: "the agent waits after the partner's first edit",
+    acts: [
+      "task:models+views",
+      "wait",
+      "they-plan:utils+config",
+      "wait",
+      "they-edit:utils",
+      "wait",
+    ],
+  },
 ];
 
 export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> = {
@@ -176,12 +232,9 @@ export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> =
     }),
     // the held-out panel: other families, as other LLMs would be: corpora whose most common partner
     // is another type (breaker, silent, passive), other corpus sizes, seeds and sharpness
-    panel: heldOutPanel({
-      b: [0.2, 0.1, 0.1, 0.35, 0.1, 0.15],
-      c: [0.2, 0.35, 0.1, 0.1, 0.1, 0.15],
-      d: [0.25, 0.1, 0.1, 0.15, 0.3, 0.1],
-    }),
+    panel: SHARED_MODE_PANEL,
   },
+  panels: { "shared-mode": SHARED_MODE_PANEL, "own-modes": OWN_MODES_PANEL },
   create: (world, prior) => createCooperation(cooperationParams(world, prior)),
   parameters: (bench) => asCooperation(bench).params,
   corpusDialogue(b, _corpus, rng) {
@@ -208,6 +261,19 @@ export const cooperation: BenchmarkModule<CooperationWorld, CooperationCorpus> =
       description:
         "the adaptive agent: asks, answers, claims when nobody states a plan, picks up what is left",
       act: (d: Dialogue) => act(d),
+    };
+  },
+  separationAgents(b) {
+    const bench = asCooperation(b);
+    const script = modalScript(bench.params.maxExchanges);
+    const adaptive = adaptiveAgent(bench.params.maxExchanges);
+    return {
+      script: {
+        id: "modal-script",
+        label: `${modalType(bench.humans).name} partner's script`,
+        act: (d) => script(d),
+      },
+      adaptive: { id: "adaptive", label: "adaptive agent", act: (d) => adaptive(d) },
     };
   },
   outcome: (_bench, d) => outcomeWords(plansOf(d), d.acts),

@@ -12,7 +12,7 @@ import * as prompts from "./lm-prompts";
 import { behaviourDialogue, createPersuasion } from "./bench";
 import { CALIBRATION_SOURCE, p4gCalibration } from "./calibration";
 import { DEFAULT_PARAMS, type PersuasionParams, type PersuasionPopulation } from "./population";
-import { AMOUNTS, donation } from "./world";
+import { actId, AMOUNTS, donation } from "./world";
 
 const num = (min: number, max = Number.MAX_VALUE) => z.number().min(min).max(max);
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
@@ -150,6 +150,20 @@ export const persuasion: BenchmarkModule<PersuasionWorld, PersuasionCorpus> = {
     return {
       description: `opens with ${bench.acts[p.first].name}, reads the reply and the card, follows the best plan for them`,
       act: (d: Dialogue) => p.act(d),
+    };
+  },
+  separationAgents(bench) {
+    const c = ceilings(population(bench));
+    const script = c.modalScript.acts.map((name) => actId(name));
+    const adapt = adaptOncePersuader(population(bench));
+    return {
+      // the persuader speaks first and every other act is the persuadee's
+      script: {
+        id: "modal-script",
+        label: `${c.modalType}'s script`,
+        act: (d) => script[d.acts.length / 2],
+      },
+      adaptive: { id: "adapt-once", label: "reading replies", act: (d) => adapt.act(d) },
     };
   },
   lm: benchmarkLm(prompts, {

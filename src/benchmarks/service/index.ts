@@ -12,6 +12,7 @@ import {
   narrowTo,
   oncePerBenchmark,
   openingActs,
+  ownModesPanel,
   worldParams,
 } from "../scaffold";
 import type { BenchmarkModule, Dialogue, ProbeState, ReferenceLine } from "../types";
@@ -115,6 +116,34 @@ const referenceLines = oncePerBenchmark((b): ReferenceLine[] => {
   return lines;
 });
 
+/**
+ * The panel of families whose corpora lean to other customers (type weights: accurate, low-skill,
+ * anxious, impatient) but keep the accurate one as their mode, so every member collapses onto the
+ * same overly cooperative customer as the training simulator: the simulator-to-real gap of LLM
+ * customers, shared by every vendor.
+ */
+const SHARED_MODE_PANEL = heldOutPanel({
+  b: [0.35, 0.25, 0.2, 0.2],
+  c: [0.4, 0.15, 0.3, 0.15],
+  d: [0.4, 0.2, 0.15, 0.25],
+});
+
+/**
+ * The panel whose families collapse onto customers of their own (docs/science.md#the-held-out-panels):
+ * families a and e, and one family per minority type with the rule's weight p on it (the
+ * smallest of 0.5 … 0.9 at which its exact simulator plays the type on half the humans' card mass:
+ * `ownModesRule`, printed by scripts/panel-rule.ts). Each takes the γ and corpus size of the
+ * shared-mode family that leaned to its type (b, c, d), and a seed offset of its own.
+ */
+const OWN_MODES_PANEL = ownModesPanel(
+  DEFAULT_PARAMS.types.map((t) => t.prior),
+  [
+    { type: 1, p: 0.9, name: "family-low-skill", gamma: 8, corpusScale: 1, seedOffset: 106 },
+    { type: 2, p: 0.7, name: "family-anxious", gamma: 6, corpusScale: 0.5, seedOffset: 107 },
+    { type: 3, p: 0.7, name: "family-impatient", gamma: 3, corpusScale: 0.5, seedOffset: 108 },
+  ],
+);
+
 /** States at the customer's turn where simulators' replies are compared (the collapsed one answers every one cooperatively). */
 export const PROBE_STATES: ProbeState[] = [
   {
@@ -203,12 +232,9 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
     // family (ensemble.members lists other families instead; Persuasion's presets use those)
     ensemble: { k: 3, members: [] },
     // the held-out panel: other families (type mixtures, corpus sizes, seeds) and sharpness, as for Persuasion
-    panel: heldOutPanel({
-      b: [0.35, 0.25, 0.2, 0.2],
-      c: [0.4, 0.15, 0.3, 0.15],
-      d: [0.4, 0.2, 0.15, 0.25],
-    }),
+    panel: SHARED_MODE_PANEL,
   },
+  panels: { "shared-mode": SHARED_MODE_PANEL, "own-modes": OWN_MODES_PANEL },
   passK: 4,
   create: (world, prior) => createService(serviceParams(world, prior)),
   parameters: (bench) => asService(bench).params,
@@ -232,6 +258,20 @@ export const service: BenchmarkModule<ServiceWorld, ServiceCorpus> = {
     return {
       description: "the careful agent: checks before fixing, reassures, guides",
       act: (d: Dialogue) => act(d),
+    };
+  },
+  separationAgents(b) {
+    const bench = asService(b);
+    const { faultPrior, maxExchanges: E } = bench.params;
+    const script = modalScript(faultPrior, E);
+    const careful = carefulAgent(faultPrior, E);
+    return {
+      script: {
+        id: "modal-script",
+        label: `${modalType(bench.humans).name} customer's script`,
+        act: (d) => script(d),
+      },
+      adaptive: { id: "careful", label: "careful agent", act: (d) => careful(d) },
     };
   },
   lm: benchmarkLm(prompts, {
