@@ -101,7 +101,7 @@ export const PRESETS: Preset[] = [
     scale: "paper",
     title: "Persuasion — a reference that is not the humans",
     description:
-      "persuasion-quick's conditions and budget on 20 far seeds (1000–1019), with the reference simulator pretrained on a base model's users instead of the humans (type prior reversed, cards and replies half as telling), so that VS is no oracle for the humans; its models are in the store, and training takes about 45 minutes on two busy cores",
+      "persuasion-quick's conditions and budget on 20 far seeds (1000–1019), with the reference simulator pretrained on a base model's users instead of the humans (type prior reversed, cards and replies half as telling), so that VS is no oracle for the humans; its models are in the store, and training takes 16–45 minutes on two cores, idle to busy",
     overrides: merge(QUICK, {
       seeds: 20,
       seedBase: 1000,

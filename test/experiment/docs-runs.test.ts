@@ -27,7 +27,9 @@ const index = JSON.parse(readFileSync(join(RUNS, "index.json"), "utf8")) as { ru
 function reportFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return name.endsWith(".policies") ? [] : reportFiles(path);
+    // policies, and the panel rule's diagnostics (docs/runs/panels), are no run reports
+    if (statSync(path).isDirectory())
+      return name.endsWith(".policies") || path === join(RUNS, "panels") ? [] : reportFiles(path);
     return name.endsWith(".json") && path !== join(RUNS, "index.json")
       ? [relative(RUNS, path)]
       : [];

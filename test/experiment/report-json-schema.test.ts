@@ -2,25 +2,22 @@
 // scripts/report-json-schema.ts makes from the zod schema today (stale: regenerate it), and a
 // JSON Schema validator (ajv, draft 2020-12, strict) accepts every committed recording and run
 // while refusing broken ones, naming where.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { RUN_REPORT_SCHEMA_FILE, runReportSchemaText } from "../../scripts/report-json-schema";
 
-/** Every RunReport committed: the recordings and the runs under docs/runs (not their policies' index files, nor docs/runs' own index). */
+/** Every RunReport committed: the recordings, and the runs docs/runs/index.json lists (test/experiment/docs-runs.test.ts: all of them). */
 function reports(): string[] {
-  const walk = (dir: string): string[] =>
-    readdirSync(dir).flatMap((f) => {
-      const p = join(dir, f);
-      if (statSync(p).isDirectory()) return f.endsWith(".policies") ? [] : walk(p);
-      return f.endsWith(".json") && p !== join("docs/runs", "index.json") ? [p] : [];
-    });
+  const index = JSON.parse(readFileSync("docs/runs/index.json", "utf8")) as {
+    runs: { report: string }[];
+  };
   return [
     ...readdirSync("public/recorded")
       .filter((f) => f.endsWith(".json"))
       .map((f) => join("public/recorded", f)),
-    ...walk("docs/runs"),
+    ...index.runs.map((r) => join("docs/runs", r.report)),
   ];
 }
 
