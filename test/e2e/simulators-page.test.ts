@@ -44,8 +44,8 @@ describe("the Simulators page", () => {
     "at %i px nothing scrolls sideways, with every group shown",
     async (width) => {
       const { page, errors } = await open(width);
-      await page.getByLabel("held-out panel").check();
-      await page.getByLabel("humans by latent type").check();
+      await page.getByLabel("held-out panel", { exact: true }).check();
+      await page.getByLabel("humans by latent type", { exact: true }).check();
       await page.getByTestId("multiples-type").waitFor();
       await page.waitForTimeout(300); // charts redraw at their measured width
       const m = await page.evaluate(() => {
