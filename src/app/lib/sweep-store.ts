@@ -52,6 +52,3 @@ export class SweepStore {
     await (await this.#db).delete("sweeps", id);
   }
 }
-
-export const newSweepId = () =>
-  `sweep-${new Date().toISOString().replace(/[:.]/g, "-")}-${Math.random().toString(36).slice(2, 7)}`;

@@ -1,6 +1,7 @@
 // The experiment page's state: the URL state (preset + overrides + seeds + backend), the run's
 // status, live learning curves, the final RunReport. Runs go to an Executor (web workers in the
 // app, inline in tests); finished tasks are kept in the RunStore so a run can be resumed.
+import { newRecordId } from "../lib/record-id";
 import type { BackendName } from "../../engine/backend";
 import type { BackendInfo } from "../../engine/backends";
 import type { ModelConfig } from "../../engine/config";
@@ -300,7 +301,7 @@ export class ExperimentState {
         };
       }
       if (this.#stopped) throw new Error("stopped");
-      const id = resume?.id ?? newRunId();
+      const id = resume?.id ?? newRecordId("run");
       this.runId = id;
       const stored: StoredRun = {
         id,
@@ -449,8 +450,4 @@ function curvesOf(report: RunReport): Record<string, CurvePoint[]> {
   const out: Record<string, CurvePoint[]> = {};
   for (const c of report.conditions) for (const s of c.seeds) out[`${c.id}:${s.seed}`] = s.curve;
   return out;
-}
-
-function newRunId(): string {
-  return `run-${new Date().toISOString().replace(/[:.]/g, "-")}-${Math.random().toString(36).slice(2, 7)}`;
 }

@@ -13,7 +13,8 @@ import {
 } from "../../experiment/sweep";
 import type { RunStore } from "../lib/run-store";
 import { fetchRecordedPoint, loadRecordedSweeps, type RecordedSweep } from "../lib/sweep-files";
-import { newSweepId, type StoredSweep, type SweepStore } from "../lib/sweep-store";
+import { newRecordId } from "../lib/record-id";
+import type { StoredSweep, SweepStore } from "../lib/sweep-store";
 import { configWith, type UrlState } from "../lib/url-state";
 import type { ExperimentState } from "./experiment.svelte";
 
@@ -111,7 +112,7 @@ export class SweepState {
 
   /** Keeps an imported sweep (with the reports of its points that came with it) and shows it. */
   async keepImported(summary: SweepSummary, reports: Record<string, RunReport>): Promise<string> {
-    const id = newSweepId();
+    const id = newRecordId("sweep");
     await this.deps.sweeps?.put({
       id,
       createdAt: Date.now(),
@@ -149,7 +150,7 @@ export class SweepState {
     };
     planSweep(grid, url.sets, (sets) => configWith({ ...url, sets: [...url.sets, ...sets] }));
     const record: StoredSweep = {
-      id: newSweepId(),
+      id: newRecordId("sweep"),
       createdAt: Date.now(),
       title: sweepTitle({ preset: url.preset, grid }),
       source: "app",
