@@ -1,11 +1,17 @@
 // The evidence behind docs/science.md lives in the repository: every report under docs/runs/ is
 // listed in docs/runs/index.json with the preset, seeds and --set assignments it was run with; each
 // parses and its config is exactly that; a merged report holds the seeds of the batches it merges;
-// and every report docs/science.md cites by path exists and is listed.
+// every report docs/science.md cites by path exists and is listed; and every by-type table
+// (scripts/by-type.ts) names a committed run and policies, and its first row is recomputed here.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { applySet, merge, validateConfig } from "../../src/experiment/config";
+import { benchmarkFor } from "../../src/benchmarks/registry";
+import { createBackend } from "../../src/engine/backends/index";
+import { byTypeRng, successByType } from "../../src/experiment/by-type";
+import { applySet, merge, validateConfig, type ConditionId } from "../../src/experiment/config";
+import { decodePolicy, parsePoliciesIndex } from "../../src/experiment/policies";
+import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
 import { presetConfig } from "../../src/experiment/presets";
 import { parseReport } from "../../src/experiment/report-schema";
 
@@ -30,7 +36,10 @@ function reportFiles(dir: string): string[] {
     // policies, and the panel rule's diagnostics (docs/runs/panels), are no run reports
     if (statSync(path).isDirectory())
       return name.endsWith(".policies") || path === join(RUNS, "panels") ? [] : reportFiles(path);
-    return name.endsWith(".json") && path !== join(RUNS, "index.json")
+    // a by-type table (scripts/by-type.ts) is checked below, not as a report
+    return name.endsWith(".json") &&
+      !name.endsWith(".by-type.json") &&
+      path !== join(RUNS, "index.json")
       ? [relative(RUNS, path)]
       : [];
   });
@@ -78,7 +87,71 @@ describe("docs/runs", () => {
     const listed = new Set(index.runs.map((r) => `docs/runs/${r.report}`));
     for (const path of cited) {
       expect(existsSync(join(ROOT, path)), path).toBe(true);
-      if (path.startsWith("docs/runs/")) expect(listed.has(path), path).toBe(true);
+      if (path.endsWith(".by-type.json")) {
+        const table = JSON.parse(readFileSync(join(ROOT, path), "utf8")) as ByType;
+        expect(listed.has(table.report) || table.report.startsWith("public/recorded/"), path).toBe(
+          true,
+        );
+      } else if (path.startsWith("docs/runs/")) expect(listed.has(path), path).toBe(true);
     }
   });
+});
+
+interface ByType {
+  report: string;
+  dialoguesPerType: number;
+  rows: { condition: ConditionId; seed: number; types: { type: string; success: number }[] }[];
+}
+
+function byTypeFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name.endsWith(".policies") ? [] : byTypeFiles(path);
+    return name.endsWith(".by-type.json") ? [relative(ROOT, path)] : [];
+  });
+}
+
+describe("docs/runs by-type tables", () => {
+  it.each(byTypeFiles(RUNS).map((f) => [f] as const))(
+    "%s covers its run's policies, and its first row is what the policy scores again",
+    async (file) => {
+      const table = JSON.parse(readFileSync(join(ROOT, file), "utf8")) as ByType;
+      const report = parseReport(readFileSync(join(ROOT, table.report), "utf8"));
+      const config = validateConfig(report.config);
+      const dir = join(ROOT, table.report.replace(/\.json$/, "") + ".policies");
+      const index = parsePoliciesIndex(readFileSync(join(dir, "index.json"), "utf8"));
+      const seeds = report.conditions[0].seeds.map((s) => s.seed);
+      const conditions = [...new Set(table.rows.map((r) => r.condition))];
+      expect(table.rows.map((r) => `${r.condition} ${r.seed}`)).toEqual(
+        conditions.flatMap((c) => seeds.map((s) => `${c} ${s}`)),
+      );
+      const first = table.rows[0];
+      const entry = index.policies.find(
+        (p) => p.condition === first.condition && p.seed === first.seed,
+      )!;
+      const bench = benchmarkFor(config);
+      const opts = modelOptions(bench, config);
+      const { backend } = await createBackend(index.backend as "wasm");
+      const shape = modelConfig(bench, config.policy.model, "policy");
+      const bytes = new Uint8Array(readFileSync(join(dir, entry.file)));
+      const policy = backend.createModel(
+        decodePolicy(bytes, config, index.backend, entry, shape),
+        opts,
+      );
+      try {
+        const again = await successByType(
+          bench,
+          policy,
+          table.dialoguesPerType,
+          byTypeRng(first.seed),
+          config.rl.temperature,
+          opts.capacity,
+        );
+        expect(again.types).toEqual(first.types);
+      } finally {
+        policy.dispose();
+      }
+    },
+    120_000,
+  );
 });
