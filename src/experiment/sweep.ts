@@ -24,6 +24,10 @@ export const GAMMA_PATH = "simulator.gamma";
 export const EFFECT_METRICS = ["heldoutSuccess", "humanSuccess", "policyEntropy"] as const;
 export type EffectMetric = (typeof EFFECT_METRICS)[number];
 
+/** Whether a report's metric is one of the headline metrics a sweep summarises. */
+export const isEffectMetric = (metric: string): metric is EffectMetric =>
+  (EFFECT_METRICS as readonly string[]).includes(metric);
+
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 /** One swept setting: a config path and the values it takes, in the order given. */
@@ -325,7 +329,7 @@ export function summarizeSweep(
         summary: Object.fromEntries(SUMMARY_KEYS.map((k) => [k, c.summary[k]])),
       })),
       comparisons: r.comparisons
-        .filter((c) => (EFFECT_METRICS as readonly string[]).includes(c.metric))
+        .filter((c) => isEffectMetric(c.metric))
         .map((c) => ({
           a: c.a,
           b: c.b,

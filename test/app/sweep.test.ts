@@ -21,7 +21,7 @@ import { createBackend } from "../../src/engine/backends/index";
 import type { TaskCache } from "../../src/experiment/experiment";
 import { parseReport } from "../../src/experiment/report-schema";
 import {
-  EFFECT_METRICS,
+  isEffectMetric,
   gridPoints,
   parseSweep,
   summarizeSweep,
@@ -108,7 +108,7 @@ describe("a sweep run from the app", () => {
     expect(reports.map((r) => r.config.simulator.gamma)).toEqual([1, 4]);
     expect(summary.points[1].comparisons).toEqual(
       reports[1].comparisons
-        .filter((c) => (EFFECT_METRICS as readonly string[]).includes(c.metric)) // the headline ones
+        .filter((c) => isEffectMetric(c.metric)) // the headline ones
         .map(({ a, b, metric, difference }) => ({ a, b, metric, difference })),
     );
     expect(summary.points[1].cost?.baseline).toBe("simulator.gamma=1");

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { RunReport } from "../../src/experiment/experiment";
-import { EFFECT_METRICS, parseSweep } from "../../src/experiment/sweep";
+import { isEffectMetric, parseSweep } from "../../src/experiment/sweep";
 import { runCli } from "./harness";
 
 const tmp = mkdtempSync(join(tmpdir(), "collapse-lab-sweep-"));
@@ -80,7 +80,7 @@ describe("collapse-lab sweep", () => {
         const report = JSON.parse(readFileSync(pointFile, "utf8")) as RunReport;
         expect(summary.points[i].comparisons).toEqual(
           report.comparisons
-            .filter((c) => (EFFECT_METRICS as readonly string[]).includes(c.metric)) // the headline ones
+            .filter((c) => isEffectMetric(c.metric)) // the headline ones
             .map((c) => ({
               a: c.a,
               b: c.b,

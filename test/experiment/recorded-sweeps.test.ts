@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseReport } from "../../src/experiment/report-schema";
-import { EFFECT_METRICS, parseSweep, reportMismatch } from "../../src/experiment/sweep";
+import { isEffectMetric, parseSweep, reportMismatch } from "../../src/experiment/sweep";
 
 const DIR = resolve(import.meta.dirname, "../../public/recorded/sweeps");
 const index = JSON.parse(readFileSync(join(DIR, "index.json"), "utf8")) as {
@@ -31,11 +31,7 @@ describe("recorded sweeps", () => {
         const means = (cs: { a: string; metric: string; difference: { mean: number } }[]) =>
           cs.map((c) => [c.a, c.metric, c.difference.mean]);
         expect(means(p.comparisons), `${id}/${p.name}`).toEqual(
-          means(
-            report.comparisons.filter((c) =>
-              (EFFECT_METRICS as readonly string[]).includes(c.metric),
-            ),
-          ),
+          means(report.comparisons.filter((c) => isEffectMetric(c.metric))),
         );
       }
     }
