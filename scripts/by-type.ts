@@ -4,7 +4,6 @@
 // The policies default to <report>.policies/ beside the report. The draws are fixed by each seed,
 // the same for every condition of that seed, so conditions are compared on the same people.
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { adaptiveAgent, modalScript } from "../src/benchmarks/cooperation/agents";
 import { playEpisode, type CooperationBenchmark } from "../src/benchmarks/cooperation/bench";
@@ -13,8 +12,9 @@ import { Rng } from "../src/engine/random";
 import { byTypeRng, successByType, TypeHumans, type TypeSuccess } from "../src/experiment/by-type";
 import { validateConfig, type ConditionId } from "../src/experiment/config";
 import { createNodeBackend } from "../src/experiment/node-webgpu";
-import { decodePolicy, parsePoliciesIndex } from "../src/experiment/policies";
-import { modelConfig, modelOptions } from "../src/experiment/pretrain";
+import { openPolicyFolder } from "../src/experiment/node-policies";
+import { policiesBeside } from "../src/experiment/policies";
+import { modelOptions } from "../src/experiment/pretrain";
 import { parseReport } from "../src/experiment/report-schema";
 import { table } from "../src/util/format";
 
@@ -35,18 +35,26 @@ const reportPath = positionals[0] ?? fail("give the run's report: by-type.ts <re
 const perType = Number(values.dialogues);
 if (!(Number.isInteger(perType) && perType > 0))
   fail(`--dialogues must be a positive integer, not ${values.dialogues}`);
-const report = parseReport(readFileSync(reportPath, "utf8"));
+/** The value of `read`, or the script's exit with a one-line error that names `what`. */
+function orFail<T>(what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    return fail(`${what}: ${(e as Error).message}`);
+  }
+}
+const report = orFail(reportPath, () => parseReport(readFileSync(reportPath, "utf8")));
 const config = validateConfig(report.config);
 if (config.humans)
   fail("the run's humans are an imported corpus, whose people have no latent type");
-const dir = values.policies ?? reportPath.replace(/\.json$/, "") + ".policies";
-const index = parsePoliciesIndex(readFileSync(join(dir, "index.json"), "utf8"));
+const dir = values.policies ?? policiesBeside(reportPath);
+const folder = orFail(dir, () => openPolicyFolder(dir, config));
+const { index } = folder;
 const conditions = values.conditions!.split(",") as ConditionId[];
 for (const c of conditions)
   if (!index.policies.some((p) => p.condition === c)) fail(`${dir} holds no policy of ${c}`);
 
 const bench = benchmarkFor(config);
-const shape = modelConfig(bench, config.policy.model, "policy");
 const opts = modelOptions(bench, config);
 const { backend } = await createNodeBackend(index.backend as "wasm" | "webgpu" | "float64");
 const seeds = [...new Set(index.policies.map((p) => p.seed))].sort((a, b) => a - b);
@@ -60,13 +68,7 @@ interface Row {
 const rows: Row[] = [];
 for (const condition of conditions)
   for (const seed of seeds) {
-    const entry = index.policies.find((p) => p.condition === condition && p.seed === seed);
-    if (!entry) fail(`${dir} has no policy of ${condition} at seed ${seed}`);
-    const bytes = new Uint8Array(readFileSync(join(dir, entry!.file)));
-    const policy = backend.createModel(
-      decodePolicy(bytes, config, index.backend, entry!, shape),
-      opts,
-    );
+    const policy = backend.createModel(folder.checkpoint(condition, seed), opts);
     try {
       const r = await successByType(
         bench,
@@ -83,8 +85,9 @@ for (const condition of conditions)
     }
   }
 
-/** Cooperation's scripted reference agents with the same people of each type (4,000 dialogues a type). */
+/** Cooperation's scripted reference agents with people of each type (4,000 dialogues a type, fixed draws). */
 const REFERENCE_DIALOGUES = 4000;
+const REFERENCE_SEED = 300;
 const references =
   config.benchmark === "cooperation"
     ? [
@@ -94,7 +97,7 @@ const references =
         const coop = bench as CooperationBenchmark;
         const agent = (make as typeof modalScript)(coop.params.maxExchanges);
         const types = bench.humans.types.map((t, z) => {
-          const rng = Rng.seed(300).fork(z);
+          const rng = Rng.seed(REFERENCE_SEED).fork(z);
           const people = new TypeHumans(bench, z).personas(REFERENCE_DIALOGUES, rng);
           const wins = people.filter((p) => bench.success(playEpisode(coop, p, agent, rng))).length;
           return wins / REFERENCE_DIALOGUES;

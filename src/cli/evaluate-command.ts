@@ -4,19 +4,17 @@
 // prints and writes a RunReport that says what it re-scored.
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { Option, type Command } from "commander";
-import { benchmarkFor } from "../benchmarks/registry";
 import type { BackendName } from "../engine/backend";
 import { ConfigError, validateConfig, type ExperimentConfig } from "../experiment/config";
 import type { ExperimentProgress, RunReport } from "../experiment/experiment";
 import { NodeWorkerExecutor } from "../experiment/node-executor";
 import { nodeStore } from "../experiment/node-store";
 import { createNodeBackend } from "../experiment/node-webgpu";
-import { decodePolicy, parsePoliciesIndex, type PoliciesIndex } from "../experiment/policies";
-import { modelConfig } from "../experiment/pretrain";
+import { openPolicyFolder, type PolicyFolder } from "../experiment/node-policies";
+import { policiesBeside } from "../experiment/policies";
 import { parseReport } from "../experiment/report-schema";
 import { formatReport } from "../experiment/report-text";
 import {
@@ -101,10 +99,10 @@ export function registerEvaluateCommand(
             : `${opts.report}: ${(e as Error).message}`,
         );
       }
-      const dir = opts.policies ?? opts.report.replace(/\.json$/, "") + ".policies";
-      let index: PoliciesIndex;
+      const dir = opts.policies ?? policiesBeside(opts.report);
+      let folder: PolicyFolder;
       try {
-        index = parsePoliciesIndex(readFileSync(join(dir, "index.json"), "utf8"));
+        folder = openPolicyFolder(dir, trained);
       } catch (e) {
         return usageError(
           existsSync(dir)
@@ -112,6 +110,7 @@ export function registerEvaluateCommand(
             : `no policies at ${dir}: give the folder \`run --policies\` wrote (--policies)`,
         );
       }
+      const { index } = folder;
       const backend =
         opts.backend ??
         BACKENDS.find((b) => b === index.backend) ??
@@ -120,16 +119,10 @@ export function registerEvaluateCommand(
         );
       if (opts.out) checkOutput(opts.out, "file", "--out", usageError);
 
-      const shape = modelConfig(benchmarkFor(trained), trained.policy.model, "policy");
       const policies: StoredPolicies = {
         name: dir,
         backend: index.backend,
-        policy(condition, seed) {
-          const entry = index.policies.find((p) => p.condition === condition && p.seed === seed);
-          if (!entry) throw new Error("not in the folder's index.json");
-          const bytes = new Uint8Array(readFileSync(join(dir, entry.file)));
-          return decodePolicy(bytes, trained, index.backend, entry, shape);
-        },
+        policy: (condition, seed) => folder.checkpoint(condition, seed),
       };
       const log = (s: string) => !opts.quiet && process.stderr.write(s + "\n");
       const warn = (m: string) => process.stderr.write(`collapse-lab: ${m}\n`);

@@ -50,7 +50,12 @@ import { registerRayCommands } from "./ray-commands";
 import { registerEvaluateCommand } from "./evaluate-command";
 import { registerSweepCommand } from "./sweep-command";
 import { registerReportCommand } from "./report-command";
-import { encodePolicies, mergePolicies, parsePoliciesIndex } from "../experiment/policies";
+import {
+  encodePolicies,
+  mergePolicies,
+  parsePoliciesIndex,
+  policiesBeside,
+} from "../experiment/policies";
 import type { Checkpoint } from "../engine/checkpoint";
 import type { ConditionId } from "../experiment/config";
 
@@ -328,7 +333,7 @@ program
       usageError(
         `--out ${opts.out} is one of the reports to merge; write the merged report elsewhere`,
       );
-    const policyDirs = files.map((f) => f.replace(/\.json$/, "") + ".policies");
+    const policyDirs = files.map(policiesBeside);
     if (opts.policies && policyDirs.some((d) => resolve(d) === resolve(opts.policies!)))
       usageError(
         `--policies ${opts.policies} is one of the reports' policies folders; write the merged policies elsewhere`,

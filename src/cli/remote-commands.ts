@@ -6,6 +6,7 @@ import { Option, type Command } from "commander";
 import { createBackend } from "../engine/backends";
 import { applySet, ConfigError, validateConfig, type ExperimentConfig } from "../experiment/config";
 import { nodeStore } from "../experiment/node-store";
+import { policiesBeside } from "../experiment/policies";
 import { parseReport } from "../experiment/report-schema";
 import { presetConfig } from "../experiment/presets";
 import { describeCapabilities, RemoteClient, type ChatMessageIn } from "../remote/client";
@@ -96,7 +97,7 @@ export function registerRemoteCommands(
           if (opts.report) {
             config = parseReport(readFileSync(opts.report, "utf8")).config;
             label = opts.report;
-            const beside = opts.report.replace(/\.json$/, "") + ".policies";
+            const beside = policiesBeside(opts.report);
             if (!policies && existsSync(`${beside}/index.json`)) policies = beside;
           } else if (opts.preset) {
             config = presetConfig(opts.preset);

@@ -32,6 +32,10 @@ export type PoliciesIndex = z.infer<typeof IndexSchema>;
 /** One policy: its condition and seed, its file (a plain name in the folder), size and key. */
 export type PolicyEntry = PoliciesIndex["policies"][number];
 
+/** The policies folder `run --policies` is expected to have written beside a report: `<report>.policies`. */
+export const policiesBeside = (reportFile: string) =>
+  reportFile.replace(/\.json$/, "") + ".policies";
+
 /** What a trained policy is a function of: the whole run config, the backend, its condition and seed. */
 export function policyKey(
   config: ExperimentConfig,

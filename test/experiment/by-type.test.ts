@@ -2,7 +2,6 @@
 // of one type are exactly the population's people of that type, and their success rates agree
 // with the same policy's dialogues with the whole population grouped by type.
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { benchmarkFor } from "../../src/benchmarks/registry";
 import { createBackend } from "../../src/engine/backends/index";
@@ -10,8 +9,9 @@ import type { EngineModel } from "../../src/engine/backend";
 import { Rng } from "../../src/engine/random";
 import { successByType, TypeHumans } from "../../src/experiment/by-type";
 import { validateConfig } from "../../src/experiment/config";
-import { decodePolicy, parsePoliciesIndex } from "../../src/experiment/policies";
-import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
+import { openPolicyFolder } from "../../src/experiment/node-policies";
+import { policiesBeside } from "../../src/experiment/policies";
+import { modelOptions } from "../../src/experiment/pretrain";
 import { parseReport } from "../../src/experiment/report-schema";
 import { evaluate } from "../../src/experiment/runner";
 import { Humans } from "../../src/simulators/simulator";
@@ -23,12 +23,9 @@ const opts = modelOptions(bench, config);
 let policy: EngineModel;
 
 beforeAll(async () => {
-  const index = parsePoliciesIndex(readFileSync(join(`${RUN}.policies`, "index.json"), "utf8"));
-  const entry = index.policies.find((p) => p.condition === "single" && p.seed === 2000)!;
-  const { backend } = await createBackend(index.backend as "wasm");
-  const bytes = new Uint8Array(readFileSync(join(`${RUN}.policies`, entry.file)));
-  const shape = modelConfig(bench, config.policy.model, "policy");
-  policy = backend.createModel(decodePolicy(bytes, config, index.backend, entry, shape), opts);
+  const folder = openPolicyFolder(policiesBeside(`${RUN}.json`), config);
+  const { backend } = await createBackend(folder.index.backend as "wasm");
+  policy = backend.createModel(folder.checkpoint("single", 2000), opts);
 });
 afterAll(() => policy?.dispose());
 

@@ -10,8 +10,9 @@ import { benchmarkFor } from "../../src/benchmarks/registry";
 import { createBackend } from "../../src/engine/backends/index";
 import { byTypeRng, successByType } from "../../src/experiment/by-type";
 import { applySet, merge, validateConfig, type ConditionId } from "../../src/experiment/config";
-import { decodePolicy, parsePoliciesIndex } from "../../src/experiment/policies";
-import { modelConfig, modelOptions } from "../../src/experiment/pretrain";
+import { openPolicyFolder } from "../../src/experiment/node-policies";
+import { policiesBeside } from "../../src/experiment/policies";
+import { modelOptions } from "../../src/experiment/pretrain";
 import { presetConfig } from "../../src/experiment/presets";
 import { parseReport } from "../../src/experiment/report-schema";
 
@@ -29,27 +30,29 @@ interface Entry {
 }
 const index = JSON.parse(readFileSync(join(RUNS, "index.json"), "utf8")) as { runs: Entry[] };
 
-/** Every report file under docs/runs (a policies folder's index is not a report). */
-function reportFiles(dir: string): string[] {
+/**
+ * Every JSON file under docs/runs but the index, relative to `docs/runs`; policies folders and the
+ * panel rule's diagnostics (docs/runs/panels) are left out.
+ */
+function jsonFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    // policies, and the panel rule's diagnostics (docs/runs/panels), are no run reports
     if (statSync(path).isDirectory())
-      return name.endsWith(".policies") || path === join(RUNS, "panels") ? [] : reportFiles(path);
-    // a by-type table (scripts/by-type.ts) is checked below, not as a report
-    return name.endsWith(".json") &&
-      !name.endsWith(".by-type.json") &&
-      path !== join(RUNS, "index.json")
+      return name.endsWith(".policies") || path === join(RUNS, "panels") ? [] : jsonFiles(path);
+    return name.endsWith(".json") && path !== join(RUNS, "index.json")
       ? [relative(RUNS, path)]
       : [];
   });
 }
+/** A by-type table (scripts/by-type.ts) is checked on its own, not as a report. */
+const isByType = (file: string) => file.endsWith(".by-type.json");
+const reportFiles = () => jsonFiles(RUNS).filter((f) => !isByType(f));
 
 describe("docs/runs", () => {
   it("lists every report it holds, once", () => {
     const listed = index.runs.map((r) => r.report);
     expect(new Set(listed).size).toBe(listed.length);
-    expect([...listed].sort()).toEqual(reportFiles(RUNS).sort());
+    expect([...listed].sort()).toEqual(reportFiles().sort());
   });
 
   it.each(index.runs.map((r) => [r.report, r] as const))(
@@ -87,7 +90,7 @@ describe("docs/runs", () => {
     const listed = new Set(index.runs.map((r) => `docs/runs/${r.report}`));
     for (const path of cited) {
       expect(existsSync(join(ROOT, path)), path).toBe(true);
-      if (path.endsWith(".by-type.json")) {
+      if (isByType(path)) {
         const table = JSON.parse(readFileSync(join(ROOT, path), "utf8")) as ByType;
         expect(listed.has(table.report) || table.report.startsWith("public/recorded/"), path).toBe(
           true,
@@ -103,41 +106,28 @@ interface ByType {
   rows: { condition: ConditionId; seed: number; types: { type: string; success: number }[] }[];
 }
 
-function byTypeFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return name.endsWith(".policies") ? [] : byTypeFiles(path);
-    return name.endsWith(".by-type.json") ? [relative(ROOT, path)] : [];
-  });
-}
-
 describe("docs/runs by-type tables", () => {
-  it.each(byTypeFiles(RUNS).map((f) => [f] as const))(
+  it.each(
+    jsonFiles(RUNS)
+      .filter(isByType)
+      .map((f) => [`docs/runs/${f}`] as const),
+  )(
     "%s covers its run's policies, and its first row is what the policy scores again",
     async (file) => {
       const table = JSON.parse(readFileSync(join(ROOT, file), "utf8")) as ByType;
       const report = parseReport(readFileSync(join(ROOT, table.report), "utf8"));
       const config = validateConfig(report.config);
-      const dir = join(ROOT, table.report.replace(/\.json$/, "") + ".policies");
-      const index = parsePoliciesIndex(readFileSync(join(dir, "index.json"), "utf8"));
+      const folder = openPolicyFolder(policiesBeside(join(ROOT, table.report)), config);
       const seeds = report.conditions[0].seeds.map((s) => s.seed);
       const conditions = [...new Set(table.rows.map((r) => r.condition))];
       expect(table.rows.map((r) => `${r.condition} ${r.seed}`)).toEqual(
         conditions.flatMap((c) => seeds.map((s) => `${c} ${s}`)),
       );
       const first = table.rows[0];
-      const entry = index.policies.find(
-        (p) => p.condition === first.condition && p.seed === first.seed,
-      )!;
       const bench = benchmarkFor(config);
       const opts = modelOptions(bench, config);
-      const { backend } = await createBackend(index.backend as "wasm");
-      const shape = modelConfig(bench, config.policy.model, "policy");
-      const bytes = new Uint8Array(readFileSync(join(dir, entry.file)));
-      const policy = backend.createModel(
-        decodePolicy(bytes, config, index.backend, entry, shape),
-        opts,
-      );
+      const { backend } = await createBackend(folder.index.backend as "wasm");
+      const policy = backend.createModel(folder.checkpoint(first.condition, first.seed), opts);
       try {
         const again = await successByType(
           bench,
