@@ -91,19 +91,19 @@ const REFERENCE_SEED = 300;
 const references =
   config.benchmark === "cooperation"
     ? [
-        ["dutiful partner's script", modalScript],
-        ["adaptive agent", adaptiveAgent],
-      ].map(([name, make]) => {
+        { agent: "dutiful partner's script", make: modalScript },
+        { agent: "adaptive agent", make: adaptiveAgent },
+      ].map(({ agent, make }) => {
         const coop = bench as CooperationBenchmark;
-        const agent = (make as typeof modalScript)(coop.params.maxExchanges);
-        const types = bench.humans.types.map((t, z) => {
+        const act = make(coop.params.maxExchanges);
+        const types = bench.humans.types.map((_, z) => {
           const rng = Rng.seed(REFERENCE_SEED).fork(z);
           const people = new TypeHumans(bench, z).personas(REFERENCE_DIALOGUES, rng);
-          const wins = people.filter((p) => bench.success(playEpisode(coop, p, agent, rng))).length;
+          const wins = people.filter((p) => bench.success(playEpisode(coop, p, act, rng))).length;
           return wins / REFERENCE_DIALOGUES;
         });
         const mix = types.reduce((a, x, z) => a + bench.humans.types[z].prior * x, 0);
-        return { agent: name as string, types, mix };
+        return { agent, types, mix };
       })
     : [];
 
